@@ -1,0 +1,3 @@
+"""Platform adapters. Each subpackage exposes `create_adapter(deps) -> PlatformAdapter | None`."""
+
+PLATFORMS: tuple[str, ...] = ("slack", "telegram", "feishu", "wecom")

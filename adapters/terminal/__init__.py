@@ -1,0 +1,1 @@
+"""The terminal: `python -m bot ask` and `chat`. Renders Replies as plain Markdown."""

@@ -1,0 +1,156 @@
+"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, doctor."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import logging
+import sys
+import uuid
+from typing import Any
+
+from adapters.terminal.render import render_json, render_text
+from bot.logs import configure_logging
+from bot.settings import Settings
+from core.conversation import Conversation
+from core.messages import InboundMessage, Reply
+from core.session import MemorySessionStore
+
+log = logging.getLogger(__name__)
+
+
+def terminal_message(text: str, thread: str) -> InboundMessage:
+    message_id = uuid.uuid4().hex
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        user = "local"
+    return InboundMessage(
+        platform="terminal",
+        workspace="local",
+        channel="terminal",
+        thread=thread,
+        sender=user,
+        text=text,
+        message_id=message_id,
+        event_id=message_id,
+        is_direct=True,
+    )
+
+
+def local_conversation(settings: Settings, offline: bool) -> tuple[Conversation, Any]:
+    """A conversation for the terminal: memory in process, research when a key is set and not offline."""
+    from bot.wiring import build_researcher, conversation_limits  # noqa: PLC0415
+    from core.keys import Keys  # noqa: PLC0415
+
+    researcher = None
+    if not offline and settings.llm_enabled:
+        redis = None
+        if settings.redis_url:
+            import redis.asyncio as aioredis  # noqa: PLC0415
+
+            redis = aioredis.Redis.from_url(settings.redis_url)
+        researcher = build_researcher(settings, redis, Keys(settings.redis_prefix))
+    return Conversation(MemorySessionStore(), researcher=researcher, limits=conversation_limits(settings)), researcher
+
+
+async def _progress_to_stderr(update: Any) -> None:
+    if sys.stderr.isatty():
+        print(f"… {update.text}", file=sys.stderr, flush=True)
+
+
+def _read_stdin_lines() -> list[str]:
+    raw = sys.stdin.buffer.read()
+    return raw.decode("utf-8", errors="replace").splitlines()
+
+
+async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    conversation, researcher = local_conversation(settings, args.offline)
+    try:
+        if args.question == "-":
+            for line in _read_stdin_lines():
+                reply = await conversation.handle(terminal_message(line, uuid.uuid4().hex), _progress_to_stderr)
+                _print_reply(reply, as_json=True if args.json else False)
+            return 0
+        question = " ".join(args.question) if isinstance(args.question, list) else args.question
+        reply = await conversation.handle(terminal_message(question, uuid.uuid4().hex), _progress_to_stderr)
+        _print_reply(reply, as_json=args.json)
+        return 0
+    finally:
+        if researcher is not None and hasattr(researcher, "aclose"):
+            await researcher.aclose()
+
+
+def _print_reply(reply: Reply, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(render_json(reply), ensure_ascii=False), flush=True)
+    else:
+        print(render_text(reply), flush=True)
+
+
+async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
+    conversation, researcher = local_conversation(settings, args.offline)
+    thread = uuid.uuid4().hex
+    mode = "offline triage" if researcher is None else "research"
+    print(f"Ascend Inference Copilot ({mode}). Type `help`, `reset`, or Ctrl-D to quit.", flush=True)
+    try:
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "you> ")
+            except EOFError:
+                print()
+                return 0
+            if not line.strip():
+                continue
+            reply = await conversation.handle(terminal_message(line, thread), _progress_to_stderr)
+            print(render_text(reply) + "\n", flush=True)
+    finally:
+        if researcher is not None and hasattr(researcher, "aclose"):
+            await researcher.aclose()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Ascend Inference Copilot")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer one question (or one per stdin line with '-')")
+    ask.add_argument("question", nargs="+", help="the question, or '-' to read one per line from stdin")
+    ask.add_argument("--json", action="store_true", help="print one JSON object per answer")
+    ask.add_argument("--offline", action="store_true", help="never call the model: offline triage only")
+
+    chat = sub.add_parser("chat", help="interactive conversation with memory")
+    chat.add_argument("--offline", action="store_true")
+
+    for name, text_ in (("serve", "web app and workers in one process"), ("web", "webhooks and receivers only"),
+                        ("worker", "job workers only")):
+        p = sub.add_parser(name, help=text_)
+        p.add_argument("--host")
+        p.add_argument("--port", type=int)
+
+    sync = sub.add_parser("sync", help="clone or update the repositories for code search")
+    sync.add_argument("repos", nargs="*", help="owner/name (default: all)")
+    sub.add_parser("doctor", help="check configuration and connectivity")
+
+    args = parser.parse_args(argv)
+    settings = Settings()
+    quiet = args.command in ("ask", "chat")
+    configure_logging("WARNING" if quiet else settings.log_level, settings.log_json)
+    if args.command == "ask":
+        args.question = "-" if args.question == ["-"] else args.question
+        return asyncio.run(cmd_ask(args, settings))
+    if args.command == "chat":
+        return asyncio.run(cmd_chat(args, settings))
+    if args.command in ("serve", "web", "worker"):
+        from bot.server import run_server  # noqa: PLC0415 - heavy imports only when serving
+
+        return asyncio.run(run_server(settings, args.command, host=args.host, port=args.port))
+    if args.command == "sync":
+        from bot.sync_command import run_sync  # noqa: PLC0415
+
+        return asyncio.run(run_sync(settings, args.repos))
+    if args.command == "doctor":
+        from bot.doctor import run_doctor  # noqa: PLC0415
+
+        return asyncio.run(run_doctor(settings))
+    return 2

@@ -1,0 +1,67 @@
+"""`python -m bot doctor`: what is configured, what is missing, what answers."""
+from __future__ import annotations
+
+import httpx
+import redis.asyncio as aioredis
+
+from bot.settings import Settings, secret
+
+PLATFORM_SETTINGS = {
+    "slack": ("slack_bot_token", "slack_signing_secret"),
+    "telegram": ("telegram_bot_token",),
+    "feishu": ("feishu_app_id", "feishu_app_secret"),
+    "wecom": ("wecom_token", "wecom_encoding_aes_key"),
+}
+
+
+def _is_set(settings: Settings, name: str) -> bool:
+    value = getattr(settings, name)
+    return bool(secret(value) if hasattr(value, "get_secret_value") else value)
+
+
+async def _reachable(url: str) -> str:
+    try:
+        async with httpx.AsyncClient(timeout=3.0) as client:
+            response = await client.get(url)
+        return f"reachable (HTTP {response.status_code})"
+    except httpx.HTTPError as exc:
+        return f"NOT reachable ({type(exc).__name__})"
+
+
+async def run_doctor(settings: Settings) -> int:
+    problems = 0
+    print("Ascend Inference Copilot: doctor\n")
+    if settings.redis_url:
+        try:
+            client = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=3)
+            await client.ping()
+            await client.aclose()
+            print("[ok]   Redis answers at REDIS_URL")
+        except Exception as exc:  # noqa: BLE001 - report, don't crash
+            problems += 1
+            print(f"[FAIL] Redis at REDIS_URL does not answer ({type(exc).__name__})")
+    else:
+        print("[info] REDIS_URL unset: `serve` starts an embedded redis-server; `ask`/`chat` keep memory in process")
+
+    if settings.llm_enabled:
+        print(f"[ok]   research on: model {settings.anthropic_model}")
+    else:
+        print("[info] ANTHROPIC_API_KEY unset: answers are offline triage only")
+
+    for platform, names in PLATFORM_SETTINGS.items():
+        missing = [n.upper() for n in names if not _is_set(settings, n)]
+        if not missing:
+            print(f"[ok]   {platform}: configured")
+        elif len(missing) < len(names):
+            problems += 1
+            print(f"[FAIL] {platform}: partly configured, missing {', '.join(missing)}")
+        else:
+            print(f"[info] {platform}: off (set {', '.join(missing)})")
+
+    repos_dir = settings.repos_dir
+    clones = sorted(p.parent.name + "/" + p.name for p in repos_dir.glob("*/*") if (p / ".git").exists() or (p / "HEAD").exists()) if repos_dir.exists() else []
+    print(f"[info] local clones in {repos_dir}: {', '.join(clones) or 'none (run `python -m bot sync`)'}")
+    if settings.llm_enabled:
+        print(f"[info] DeepWiki MCP at {settings.deepwiki_mcp_url}: {await _reachable(settings.deepwiki_mcp_url)}")
+    print("\n" + ("No problems found." if problems == 0 else f"{problems} problem(s) found."))
+    return 0 if problems == 0 else 1

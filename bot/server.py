@@ -1,0 +1,66 @@
+"""Long-running processes: `serve` (web + workers), `web` (ingress only), `worker` (jobs only)."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import uvicorn
+
+from bot.embedded_redis import EmbeddedRedis, start_embedded_redis
+from bot.settings import Settings
+from bot.web import create_app
+from bot.wiring import build_components
+from bot.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
+    if settings.redis_url:
+        return settings, None
+    embedded = start_embedded_redis(settings.data_dir / "redis")
+    print(
+        f"REDIS_URL is unset: started an embedded redis-server at {embedded.url} "
+        f"(data in {embedded.data_dir}). Set REDIS_URL for production.",
+        flush=True,
+    )
+    return settings.model_copy(update={"redis_url": embedded.url}), embedded
+
+
+async def run_server(settings: Settings, mode: str, *, host: str | None = None, port: int | None = None) -> int:
+    settings, embedded = _with_redis(settings)
+    components = build_components(settings)
+    worker = Worker(components) if mode in ("serve", "worker") else None
+    server = None
+    if mode in ("serve", "web"):
+        config = uvicorn.Config(
+            create_app(components), host=host or settings.host, port=port or settings.port,
+            log_level=settings.log_level.lower(), access_log=False,
+        )
+        server = uvicorn.Server(config)
+    enabled = ", ".join(sorted(components.adapters)) or "none (set platform credentials to enable adapters)"
+    log.info("starting %s; adapters: %s; research: %s", mode, enabled, "on" if components.researcher else "offline")
+    print(f"Adapters enabled: {enabled}", flush=True)
+
+    tasks: list[asyncio.Task[object]] = []
+    if worker is not None:
+        tasks.append(asyncio.create_task(worker.run()))
+    try:
+        if server is not None:
+            await server.serve()  # returns on SIGINT/SIGTERM
+        else:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            await stop.wait()
+    finally:
+        # Graceful shutdown: stop taking jobs, let the ones in hand finish (leases cover a hard kill).
+        if worker is not None:
+            worker.stop()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await components.aclose()
+        if embedded is not None:
+            embedded.stop()
+    return 0

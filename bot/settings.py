@@ -1,0 +1,106 @@
+"""All configuration, from the environment and an optional .env file.
+
+Every external base URL is a setting so tests can point the real SDK clients
+at local fakes and users can point at Lark, GitHub Enterprise or a proxy.
+Secrets are `SecretStr` so they never print in a repr, a log line or a reply.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # --- process --------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "INFO"
+    log_json: bool = False
+    data_dir: Path = Path(".copilot-data")  # embedded Redis data and other local state
+
+    # --- redis ----------------------------------------------------------------------------
+    redis_url: str | None = None  # unset: embedded redis-server (serve) or in-process (ask/chat)
+    redis_prefix: str = "aic"
+    session_ttl_seconds: int = 7 * 24 * 3600
+    session_max_turns: int = 20
+    session_max_bytes: int = 64_000
+    clarification_ttl_seconds: int = 30 * 60
+    dedupe_ttl_seconds: int = 9 * 3600  # Feishu retries for about 7 hours
+    job_deadline_seconds: float = 300
+    job_lease_seconds: float = 360  # longer than the job deadline, so only dead workers lose jobs
+    job_max_deliveries: int = 3
+    worker_concurrency: int = 4
+
+    # --- access and budgets -----------------------------------------------------------------
+    allowed_workspaces: list[str] = Field(default_factory=list)
+    allowed_channels: list[str] = Field(default_factory=list)
+    allowed_users: list[str] = Field(default_factory=list)
+    rate_limit_user_per_hour: int = 30
+    rate_limit_channel_per_hour: int = 120
+    daily_token_budget: int = 5_000_000
+
+    # --- model (research agent) -------------------------------------------------------------
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None  # SDK default when unset
+    anthropic_model: str = "claude-sonnet-4-5"
+    research_max_steps: int = 8
+    research_deadline_seconds: float = 120.0
+    tool_timeout_seconds: float = 30.0
+    tool_output_max_bytes: int = 12_000
+
+    # --- research tools ---------------------------------------------------------------------
+    deepwiki_mcp_url: str = "https://mcp.deepwiki.com/mcp"
+    github_api_url: str = "https://api.github.com"
+    github_token: SecretStr | None = None
+    gitcode_api_url: str = "https://api.gitcode.com/api/v5"
+    gitcode_token: SecretStr | None = None
+    repos_dir: Path = Path("repos")  # local clones as REPOS_DIR/<owner>/<repo>
+    cache_ttl_deepwiki_seconds: int = 24 * 3600
+    cache_ttl_issues_seconds: int = 3600
+    cache_ttl_code_seconds: int = 600
+
+    # --- slack ------------------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None  # set: Socket Mode
+    slack_api_url: str = "https://slack.com/api/"
+    slack_require_mention_in_threads: bool = False
+
+    # --- telegram ---------------------------------------------------------------------------
+    telegram_bot_token: SecretStr | None = None
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_webhook_url: str | None = None  # unset: long polling
+    telegram_api_url: str = "https://api.telegram.org/bot"
+
+    # --- feishu / lark ----------------------------------------------------------------------
+    feishu_app_id: str | None = None
+    feishu_app_secret: SecretStr | None = None
+    feishu_verification_token: SecretStr | None = None
+    feishu_encrypt_key: SecretStr | None = None
+    feishu_bot_open_id: str | None = None
+    feishu_mode: Literal["webhook", "ws"] = "webhook"
+    feishu_api_url: str = "https://open.feishu.cn"
+
+    # --- wecom ------------------------------------------------------------------------------
+    wecom_token: SecretStr | None = None
+    wecom_encoding_aes_key: SecretStr | None = None
+    wecom_bot_id: str | None = None
+    wecom_bot_secret: SecretStr | None = None
+    wecom_mode: Literal["webhook", "ws"] = "webhook"
+    wecom_api_url: str = "https://qyapi.weixin.qq.com"
+    wecom_ws_url: str = "wss://openws.work.weixin.qq.com"
+
+    @cached_property
+    def llm_enabled(self) -> bool:
+        return self.anthropic_api_key is not None and bool(self.anthropic_api_key.get_secret_value())
+
+
+def secret(value: SecretStr | None) -> str:
+    """The plain value of an optional secret ('' when unset)."""
+    return value.get_secret_value() if value is not None else ""

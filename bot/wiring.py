@@ -1,0 +1,105 @@
+"""The composition root: builds every part from settings, once, in one place."""
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import redis.asyncio as aioredis
+
+from adapters import PLATFORMS
+from adapters.base import AdapterDeps, PlatformAdapter
+from bot.settings import Settings
+from core.ingress import Ingress
+from core.keys import Keys
+from core.session import RedisSessionStore
+
+if TYPE_CHECKING:
+    from core.conversation import ConversationLimits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Components:
+    settings: Settings
+    redis: aioredis.Redis
+    keys: Keys
+    ingress: Ingress
+    conversation: Any  # Conversation, or a scripted stand-in in tests
+    adapters: dict[str, PlatformAdapter] = field(default_factory=dict)
+    researcher: Any = None
+
+    async def aclose(self) -> None:
+        for adapter in self.adapters.values():
+            try:
+                await adapter.stop()
+            except Exception:  # noqa: BLE001 - closing must go on for the others
+                log.exception("adapter %s failed to stop", adapter.name)
+        if self.researcher is not None and hasattr(self.researcher, "aclose"):
+            await self.researcher.aclose()
+        await self.redis.aclose()
+
+
+def conversation_limits(settings: Settings) -> "ConversationLimits":
+    from core.conversation import ConversationLimits  # noqa: PLC0415 - keeps worker/ingress imports light
+
+    return ConversationLimits(
+        max_turns=settings.session_max_turns,
+        max_bytes=settings.session_max_bytes,
+        clarification_ttl_seconds=settings.clarification_ttl_seconds,
+    )
+
+
+def build_researcher(settings: Settings, redis: Any, keys: Keys) -> Any:
+    """The research agent when a model key is set, else None (offline triage)."""
+    if not settings.llm_enabled:
+        return None
+    try:
+        research = importlib.import_module("core.research")
+    except ImportError:
+        log.warning("research agent is not available in this build; answering offline")
+        return None
+    return research.build_research_agent(settings, redis, keys)
+
+
+def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
+    adapters: dict[str, PlatformAdapter] = {}
+    for name in PLATFORMS:
+        try:
+            module = importlib.import_module(f"adapters.{name}")
+        except ImportError:
+            continue  # adapter package not present in this build
+        adapter = module.create_adapter(deps)
+        if adapter is not None:
+            adapters[name] = adapter
+    return adapters
+
+
+def build_components(
+    settings: Settings,
+    *,
+    redis: aioredis.Redis | None = None,
+    conversation: Any = None,
+    with_adapters: bool = True,
+) -> Components:
+    if settings.redis_url is None and redis is None:
+        raise ValueError("build_components needs REDIS_URL (the CLI starts an embedded server when it is unset)")
+    client = redis or aioredis.Redis.from_url(settings.redis_url or "", health_check_interval=30)
+    keys = Keys(settings.redis_prefix)
+    ingress = Ingress(client, keys, settings.dedupe_ttl_seconds)
+    researcher = None
+    if conversation is None:
+        from core.conversation import Conversation  # noqa: PLC0415
+
+        researcher = build_researcher(settings, client, keys)
+        conversation = Conversation(
+            RedisSessionStore(client, keys, settings.session_ttl_seconds),
+            researcher=researcher,
+            limits=conversation_limits(settings),
+        )
+    components = Components(settings, client, keys, ingress, conversation, researcher=researcher)
+    if with_adapters:
+        components.adapters = build_adapters(AdapterDeps(settings=settings, redis=client, ingress=ingress))
+    return components

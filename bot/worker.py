@@ -1,0 +1,189 @@
+"""The worker: takes jobs from the Redis Stream and answers them through the platform adapter.
+
+At-least-once with one visible answer: a job is acked only after its reply is
+delivered; a crashed worker's jobs are reclaimed after a lease longer than the
+job deadline; a delivery record makes a re-run skip instead of posting twice;
+after N attempts the job is dead-lettered and the user gets an apology.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import time
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+
+from adapters.base import Responder
+from bot.wiring import Components
+from core.messages import InboundMessage, Progress, Reply, ReplyKind
+from core.texts import text
+
+log = logging.getLogger(__name__)
+
+GROUP = "workers"
+BLOCK_MS = 1000
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{id(object()):x}"
+
+
+class Worker:
+    def __init__(self, components: Components, name: str | None = None) -> None:
+        self.c = components
+        self.name = name or consumer_name()
+        self._slots = asyncio.Semaphore(components.settings.worker_concurrency)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()
+        self._last_claim = 0.0
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def ensure_group(self) -> None:
+        try:
+            await self.c.redis.xgroup_create(self.c.keys.jobs, GROUP, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Consume until stop(); then finish the jobs in hand (their leases cover the rest)."""
+        backoff = 0.5
+        while not self._stopping.is_set():
+            try:
+                await self.ensure_group()
+                await self._consume_once()
+                backoff = 0.5
+            except (RedisConnectionError, OSError) as exc:
+                log.warning("redis unavailable (%s); retrying in %.1fs", type(exc).__name__, backoff)
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, 10.0)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+        except TimeoutError:
+            pass
+
+    async def _consume_once(self) -> None:
+        await self._slots.acquire()
+        released = False
+        try:
+            entries = await self._reclaim() or await self._read_new()
+            if not entries:
+                return
+            job_id, fields = entries[0]
+            released = True
+            task = asyncio.create_task(self._run_job(job_id, fields))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        finally:
+            if not released:
+                self._slots.release()
+
+    async def _read_new(self) -> list[tuple[str, dict]]:
+        result = await self.c.redis.xreadgroup(GROUP, self.name, {self.c.keys.jobs: ">"}, count=1, block=BLOCK_MS)
+        if not result:
+            return []
+        _, entries = result[0]
+        return [(_s(i), f) for i, f in entries]
+
+    async def _reclaim(self) -> list[tuple[str, dict]]:
+        """Take over one job whose worker stopped renewing it for longer than the lease."""
+        now = time.monotonic()
+        if now - self._last_claim < 1.0:
+            return []
+        self._last_claim = now
+        lease_ms = int(self.c.settings.job_lease_seconds * 1000)
+        _, entries, *_ = await self.c.redis.xautoclaim(
+            self.c.keys.jobs, GROUP, self.name, min_idle_time=lease_ms, start_id="0-0", count=1
+        )
+        return [(_s(i), f) for i, f in entries if f]
+
+    # --- one job ---------------------------------------------------------------------------
+
+    async def _run_job(self, job_id: str, fields: dict) -> None:
+        try:
+            await self.process(job_id, fields)
+        except Exception:  # noqa: BLE001 - a job must never kill the worker
+            log.exception("job %s failed; it stays pending and will be retried after its lease", job_id)
+        finally:
+            self._slots.release()
+
+    async def process(self, job_id: str, fields: dict) -> None:
+        keys, redis = self.c.keys, self.c.redis
+        raw = fields.get(b"message") or fields.get("message")
+        try:
+            message = InboundMessage.from_json(raw)
+        except (TypeError, ValueError):
+            log.error("job %s has an unreadable payload; dead-lettering it", job_id)
+            await self._dead_letter(job_id, fields, reason="unreadable")
+            return
+        if await redis.exists(keys.delivery(job_id)):
+            await redis.xack(keys.jobs, GROUP, job_id)  # answered before a crash prevented the ack
+            return
+        attempts = await redis.incr(keys.attempts(job_id))
+        await redis.expire(keys.attempts(job_id), self.c.settings.dedupe_ttl_seconds)
+        adapter = self.c.adapters.get(message.platform)
+        if adapter is None:
+            log.error("job %s is for platform %s, which is not configured here", job_id, message.platform)
+            await self._dead_letter(job_id, fields, reason="platform not configured")
+            return
+        responder = adapter.responder(message, job_id)
+        if attempts > self.c.settings.job_max_deliveries:
+            await self._give_up(job_id, fields, message, responder)
+            return
+        reply = await self._answer(job_id, message, responder)
+        delivered = await responder.finish(reply)
+        await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=self.c.settings.dedupe_ttl_seconds)
+        await redis.xack(keys.jobs, GROUP, job_id)
+
+    async def _answer(self, job_id: str, message: InboundMessage, responder: Responder) -> Reply:
+        async def progress(update: Progress) -> None:
+            try:
+                await responder.progress(update)
+            except Exception:  # noqa: BLE001 - progress is best effort
+                log.warning("progress update failed for job %s", job_id, exc_info=True)
+
+        try:
+            return await asyncio.wait_for(
+                self.c.conversation.handle(message, progress), timeout=self.c.settings.job_deadline_seconds
+            )
+        except Exception:  # noqa: BLE001 - the user gets a short notice, never silence
+            log.exception("answering job %s failed", job_id)
+            language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in message.text) else "en"
+            return Reply(ReplyKind.ERROR, text("internal_error", language), language)
+
+    async def _give_up(self, job_id: str, fields: dict, message: InboundMessage, responder: Responder) -> None:
+        language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in message.text) else "en"
+        try:
+            await responder.finish(Reply(ReplyKind.ERROR, text("internal_error", language), language))
+        except Exception:  # noqa: BLE001 - the platform itself is failing; the dead letter keeps the job
+            log.warning("could not tell the user about dead-lettered job %s", job_id)
+        await self._dead_letter(job_id, fields, reason="too many attempts")
+
+    async def _dead_letter(self, job_id: str, fields: dict, reason: str) -> None:
+        redis, keys = self.c.redis, self.c.keys
+        payload: dict[Any, Any] = dict(fields)
+        payload["job_id"] = job_id
+        payload["reason"] = reason
+        async with redis.pipeline(transaction=True) as pipe:
+            pipe.xadd(keys.dead_letters, payload, maxlen=10_000, approximate=True)
+            pipe.xack(keys.jobs, GROUP, job_id)
+            await pipe.execute()
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+__all__ = ["Worker", "GROUP", "RedisError"]

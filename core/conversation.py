@@ -1,0 +1,265 @@
+"""The conversation core: one InboundMessage in, one Reply out, with progress on the way.
+
+It knows no platform. It decides between a command, a clarification, an
+out-of-scope notice and an answer (offline triage, or research when a model is
+configured), and keeps the thread's memory in the session store.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+import unicodedata
+import uuid
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any, Awaitable, Callable, Protocol
+
+from core.language import detect_language
+from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind, Source
+from core.router import RouteDecision, resolve_choice, route
+from core.session import PendingClarification, Session, SessionStore
+from core.texts import clarification_text, text, trace_text
+from core.triage import triage
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[Progress], Awaitable[None]]
+
+# What routing and triage read of a huge paste: the head (the question) and the tail (where a
+# traceback's real error is). Keeps every turn linear-time and bounded.
+ANALYSIS_HEAD_CHARS = 16_000
+ANALYSIS_TAIL_CHARS = 16_000
+
+_HELP_WORDS = {"help", "/help", "帮助", "?", "？", "/start", "usage", "使用说明"}
+_RESET_WORDS = {"reset", "/reset", "重置", "清空", "forget", "new topic", "重新开始"}
+_TRACE_PATTERN = re.compile(
+    r"^(how did you (find|get|know) (this|that)|show (me )?(the )?(trace|sources)|"
+    r"你是怎么(找到|查到|知道)的|(怎么|如何)(找到|查到)的|检索过程)[?？!.。]*$",
+    re.IGNORECASE,
+)
+
+
+class Researcher(Protocol):
+    async def answer(self, request: Any, progress: ProgressCallback) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ConversationLimits:
+    max_turns: int = 20
+    max_bytes: int = 64_000
+    clarification_ttl_seconds: int = 1800
+
+
+def clean_text(raw: str) -> str:
+    """Drop control and format characters (keeping newlines and tabs) and trim."""
+    kept = [ch for ch in raw if ch in "\n\t" or unicodedata.category(ch)[0] != "C"]
+    return "".join(kept).strip()
+
+
+def analysis_window(text_: str) -> str:
+    if len(text_) <= ANALYSIS_HEAD_CHARS + ANALYSIS_TAIL_CHARS:
+        return text_
+    return text_[:ANALYSIS_HEAD_CHARS] + "\n…\n" + text_[-ANALYSIS_TAIL_CHARS:]
+
+
+def _command_word(text_: str) -> str:
+    return text_.strip().lower().rstrip("!！.。")
+
+
+async def _no_progress(_: Progress) -> None:
+    return None
+
+
+class Conversation:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        researcher: Researcher | None = None,
+        limits: ConversationLimits = ConversationLimits(),
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._sessions = sessions
+        self._researcher = researcher
+        self._limits = limits
+        self._clock = clock
+
+    @property
+    def research_enabled(self) -> bool:
+        return self._researcher is not None
+
+    async def handle(self, message: InboundMessage, progress: ProgressCallback = _no_progress) -> Reply:
+        key = message.conversation_key
+        body = clean_text(message.text)
+        session = await self._sessions.load(key)
+        language = self._language_for(body, session)
+
+        if message.choice is None:
+            word = _command_word(body)
+            if not body:
+                return Reply(ReplyKind.NOTICE, text("empty", language), language)
+            if word in _HELP_WORDS:
+                return Reply(ReplyKind.NOTICE, text("help", language), language)
+            if word in _RESET_WORDS:
+                await self._sessions.delete(key)
+                return Reply(ReplyKind.NOTICE, text("reset", language), language)
+            if _TRACE_PATTERN.match(body):
+                shown = trace_text(session.last_trace, language) if session.last_trace else text("no_trace", language)
+                return Reply(ReplyKind.NOTICE, shown, language)
+
+        now = self._clock()
+        pending = session.pending
+        if pending is not None and pending.expired(now):
+            pending = None
+            session = await self._sessions.update(key, lambda s: replace(s, pending=None, expired_pending=True))
+
+        if pending is not None:
+            chosen = self._chosen_option(message, body, pending.options)
+            if chosen is not None:
+                return await self._answer(
+                    message, pending.question, (chosen.repo,), pending.language, progress, clarified=True
+                )
+        elif message.choice is not None or (session.expired_pending and _looks_like_option_pick(body)):
+            return Reply(ReplyKind.NOTICE, text("clarification_expired", language), language)
+
+        analysed = analysis_window(body)
+        await progress(Progress(text("progress_routing", language), stage="routing"))
+        decision = route(analysed, session_repos=session.repos)
+        if decision.action == "out_of_scope":
+            await self._remember(key, body, None, language)
+            return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
+        if decision.action == "clarify":
+            return await self._clarify(key, body, decision, language)
+        return await self._answer(message, body, decision.repos, language, progress, clarified=False)
+
+    # --- steps --------------------------------------------------------------------------------
+
+    def _language_for(self, body: str, session: Session) -> Language:
+        if body and not _looks_like_option_pick(body):
+            return detect_language(body)
+        if session.pending is not None:
+            return session.pending.language
+        return detect_language(body) if body else "en"
+
+    @staticmethod
+    def _chosen_option(message: InboundMessage, body: str, options: tuple[Option, ...]) -> Option | None:
+        if message.choice is not None:
+            return next((o for o in options if o.key == message.choice), None) or resolve_choice(message.choice, options)
+        return resolve_choice(body, options)
+
+    async def _clarify(self, key: str, question: str, decision: RouteDecision, language: Language) -> Reply:
+        asked = decision.question_zh if language == "zh" else decision.question_en
+        pending = PendingClarification(
+            question=question,
+            options=decision.options,
+            language=language,
+            expires_at=self._clock() + self._limits.clarification_ttl_seconds,
+        )
+
+        def store(s: Session) -> Session:
+            s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
+            return replace(s, pending=pending, expired_pending=False)
+
+        await self._sessions.update(key, store)
+        return Reply(
+            ReplyKind.CLARIFY,
+            clarification_text(asked, decision.options, language),
+            language,
+            repos=tuple(o.repo for o in decision.options),
+            options=decision.options,
+        )
+
+    async def _answer(
+        self,
+        message: InboundMessage,
+        question: str,
+        repos: tuple[str, ...],
+        language: Language,
+        progress: ProgressCallback,
+        *,
+        clarified: bool,
+    ) -> Reply:
+        key = message.conversation_key
+        session = await self._sessions.load(key)
+        analysed = analysis_window(question)
+        await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
+        offline = triage(analysed, repos, language, known_env=session.env)
+        env = {**session.env, **_env_from_signals(offline.signals)}
+        trace_id = uuid.uuid4().hex
+        answer_text, sources, trace = offline.text, offline.sources, ()
+
+        if self._researcher is not None:
+            from core.research import ResearchRequest  # noqa: PLC0415 - optional feature
+
+            await progress(Progress(text("progress_researching", language, repos=", ".join(repos)), stage="researching"))
+            outcome = await self._researcher.answer(
+                ResearchRequest(
+                    question=analysed,
+                    language=language,
+                    repos=repos,
+                    history=session.history(),
+                    known_env=env,
+                    triage_markdown=offline.text,
+                    user=message.sender_name or message.sender,
+                    channel=message.channel,
+                    today=date.today().isoformat(),
+                ),
+                progress,
+            )
+            trace = tuple(_trace_dict(step) for step in outcome.trace)
+            if outcome.ok:
+                answer_text, sources = outcome.text, tuple(outcome.sources)
+            else:
+                answer_text = f"{text('model_unavailable', language)}\n\n{offline.text}"
+
+        def store(s: Session) -> Session:
+            if not clarified:
+                s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
+            s = s.with_turn("assistant", answer_text, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
+            kept_trace = trace if trace else s.last_trace
+            return replace(
+                s, repos=repos, env={**s.env, **env}, pending=None, expired_pending=False, last_trace=kept_trace
+            )
+
+        await self._sessions.update(key, store)
+        return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id)
+
+    async def _remember(self, key: str, question: str, answer: str | None, language: Language) -> None:
+        def store(s: Session) -> Session:
+            s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
+            return replace(s, pending=None, expired_pending=False)
+
+        await self._sessions.update(key, store)
+
+
+_OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
+
+
+def _looks_like_option_pick(body: str) -> bool:
+    return bool(_OPTION_PICK.match(body))
+
+
+def _env_from_signals(signals: Any) -> dict[str, str]:
+    """What the user told about their environment, remembered for follow-ups."""
+    env: dict[str, str] = {}
+    for name, value in (getattr(signals, "versions", None) or {}).items():
+        env[name] = str(value)
+    chips = getattr(signals, "chips", None) or ()
+    if chips:
+        env["chip"] = ",".join(chips)
+    return env
+
+
+def _trace_dict(step: Any) -> dict[str, Any]:
+    if isinstance(step, dict):
+        return step
+    return {
+        "tool": getattr(step, "tool", "?"),
+        "arguments": dict(getattr(step, "arguments", {}) or {}),
+        "duration_ms": getattr(step, "duration_ms", None),
+        "ok": getattr(step, "ok", True),
+    }
+
+
+def source_list(sources: tuple[Source, ...]) -> list[dict[str, str]]:
+    return [{"title": s.title, "url": s.url} for s in sources]

@@ -1,0 +1,59 @@
+"""Ingress: deduplicate by the platform's event id and enqueue a job, in one atomic step.
+
+Platforms deliver at least once (Slack retries after 3 s, Feishu for hours), so
+the dedupe marker and the stream entry must be written together: a crash
+between them would either lose the question or answer it twice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from redis.asyncio import Redis
+
+from core.keys import Keys
+from core.messages import InboundMessage
+
+# KEYS: one or more dedupe keys, then the stream. ARGV: ttl, payload.
+# Any dedupe key already present means a duplicate; otherwise set them all and XADD.
+_DEDUPE_AND_ENQUEUE = """
+local n = #KEYS - 1
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return false end
+end
+for i = 1, n do
+  redis.call('SET', KEYS[i], '1', 'EX', tonumber(ARGV[1]))
+end
+return redis.call('XADD', KEYS[n + 1], '*', 'message', ARGV[2])
+"""
+
+
+class SubmitOutcome(str, Enum):
+    ENQUEUED = "enqueued"
+    DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    outcome: SubmitOutcome
+    job_id: str = ""
+
+
+class Ingress:
+    def __init__(self, redis: Redis, keys: Keys, dedupe_ttl_seconds: int) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._ttl = dedupe_ttl_seconds
+        self._script = redis.register_script(_DEDUPE_AND_ENQUEUE)
+
+    async def submit(self, message: InboundMessage, *extra_dedupe_ids: str) -> SubmitResult:
+        """Enqueue `message` unless its event id (or any extra id, e.g. Feishu's message_id) was seen.
+
+        Raises redis errors unchanged: webhooks turn them into 503 so the platform retries.
+        """
+        ids = [message.event_id, *[i for i in extra_dedupe_ids if i]]
+        dedupe_keys = [self._keys.dedupe(message.platform, i) for i in ids]
+        job_id = await self._script(keys=[*dedupe_keys, self._keys.jobs], args=[self._ttl, message.to_json()])
+        if not job_id:
+            return SubmitResult(SubmitOutcome.DUPLICATE)
+        return SubmitResult(SubmitOutcome.ENQUEUED, job_id.decode() if isinstance(job_id, bytes) else job_id)

@@ -1,0 +1,69 @@
+"""Every Redis key the bot uses, built in one place.
+
+Keys that one Lua script touches together share the `{prefix}` hash tag so the
+script works on Redis Cluster; per-conversation keys hash on the conversation.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+def _digest(value: str) -> str:
+    # Conversation keys and tool arguments can be long or contain spaces; a digest keeps keys short.
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Keys:
+    prefix: str = "aic"
+
+    @property
+    def _tag(self) -> str:
+        return "{" + self.prefix + "}"
+
+    # ingress and jobs: one hash tag, because dedupe + enqueue is one script
+    def dedupe(self, platform: str, event_id: str) -> str:
+        return f"{self._tag}:dedupe:{platform}:{_digest(event_id)}"
+
+    @property
+    def jobs(self) -> str:
+        return f"{self._tag}:jobs"
+
+    @property
+    def dead_letters(self) -> str:
+        return f"{self._tag}:jobs:dead"
+
+    def delivery(self, job_id: str) -> str:
+        return f"{self._tag}:delivery:{job_id}"
+
+    def attempts(self, job_id: str) -> str:
+        return f"{self._tag}:attempts:{job_id}"
+
+    # per conversation
+    def session(self, conversation_key: str) -> str:
+        return f"{self.prefix}:session:{{{_digest(conversation_key)}}}"
+
+    def conversation_lock(self, conversation_key: str) -> str:
+        return f"{self.prefix}:lock:{{{_digest(conversation_key)}}}"
+
+    # budgets
+    def rate(self, scope: str, ident: str, window: int) -> str:
+        return f"{self.prefix}:rate:{scope}:{_digest(ident)}:{window}"
+
+    def tokens_today(self, day: str) -> str:
+        return f"{self.prefix}:tokens:{day}"
+
+    # research
+    def tool_cache(self, tool: str, arguments_json: str) -> str:
+        return f"{self.prefix}:cache:{tool}:{_digest(arguments_json)}"
+
+    def feedback(self, trace_id: str) -> str:
+        return f"{self.prefix}:feedback:{trace_id}"
+
+    def trace(self, trace_id: str) -> str:
+        return f"{self.prefix}:trace:{trace_id}"
+
+    # adapter-owned state (stream buffers, callback data, tokens); `platform` namespaces it
+    def adapter_state(self, platform: str, name: str) -> str:
+        return f"{self.prefix}:{platform}:{name}"

@@ -1,0 +1,104 @@
+"""Platform-neutral values that flow through the conversation core.
+
+Adapters turn platform payloads into `InboundMessage`; the core answers with
+`Reply` and reports `Progress`. Markdown is the only text format here: each
+adapter renders it for its platform.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+Language = Literal["zh", "en"]
+
+
+class ReplyKind(str, Enum):
+    ANSWER = "answer"
+    CLARIFY = "clarify"
+    OUT_OF_SCOPE = "out_of_scope"
+    ERROR = "error"
+    NOTICE = "notice"  # help text, reset confirmation, rate-limit note
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """One user message, verified and parsed by an adapter.
+
+    `thread` identifies the conversation (Slack thread_ts, Feishu root message,
+    Telegram chat or topic, WeCom chat). `choice` carries the key of a
+    clarification option when the user pressed a button instead of typing.
+    `reply_context` is opaque adapter data needed to answer (response_url,
+    stream id, ...); the core never reads it.
+    """
+
+    platform: str
+    workspace: str
+    channel: str
+    thread: str
+    sender: str
+    text: str
+    message_id: str
+    event_id: str
+    is_direct: bool
+    choice: str | None = None
+    sender_name: str = ""
+    reply_context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def conversation_key(self) -> str:
+        return f"{self.platform}:{self.workspace}:{self.channel}:{self.thread}"
+
+    def to_json(self) -> str:
+        # ASCII escapes keep lone surrogates (from undecodable bytes) serialisable.
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> "InboundMessage":
+        return cls(**json.loads(raw))
+
+
+@dataclass(frozen=True)
+class Option:
+    """A clarification choice. `key` is stable and short (fits Telegram's 64-byte callback data)."""
+
+    key: str
+    label: str
+    repo: str
+
+
+@dataclass(frozen=True)
+class Source:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    kind: ReplyKind
+    text: str  # Markdown
+    language: Language
+    repos: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
+    sources: tuple[Source, ...] = ()
+    trace_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "repos": list(self.repos),
+            "options": [{"repo": o.repo, "label": o.label, "key": o.key} for o in self.options],
+            "text": self.text,
+            "sources": [{"title": s.title, "url": s.url} for s in self.sources],
+            "language": self.language,
+        }
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A short, human-readable status line while the core works (Markdown, user's language)."""
+
+    text: str
+    step: int = 0
+    stage: str = "working"  # "routing", "diagnosing", "researching", "tool", "writing"

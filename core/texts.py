@@ -1,0 +1,91 @@
+"""Fixed bot texts in both languages. Markdown."""
+from __future__ import annotations
+
+from core.messages import Language, Option
+
+_HELP = {
+    "en": (
+        "**Ascend Inference Copilot** answers questions about vLLM, vllm-ascend, SGLang, MindIE-LLM, "
+        "MindIE-SD, MindIE-Motor, MindIE-PyMotor, MindIE-Turbo and msModelSlim, with sources.\n\n"
+        "Try for example:\n"
+        "- `vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup, why?`\n"
+        "- `ACL error 507015 on Atlas 800I A2 with graph mode`\n"
+        "- `How do I quantize Qwen3 to W8A8 with msModelSlim and serve it with vllm-ascend?`\n\n"
+        "Commands: `help` shows this, `reset` forgets this thread, `how did you find this?` shows the research trace."
+    ),
+    "zh": (
+        "**昇腾推理助手** 解答 vLLM、vllm-ascend、SGLang、MindIE-LLM、MindIE-SD、MindIE-Motor、"
+        "MindIE-PyMotor、MindIE-Turbo 和 msModelSlim 相关问题，并给出来源。\n\n"
+        "例如：\n"
+        "- `vllm-ascend 0.9.1 搭配 vllm 0.11.0 启动失败，为什么？`\n"
+        "- `Atlas 800I A2 开图模式报 ACL 错误 507015`\n"
+        "- `如何用 msModelSlim 把 Qwen3 量化成 W8A8 并用 vllm-ascend 部署？`\n\n"
+        "命令：`帮助` 显示本说明，`重置` 清空本话题的记忆，`你是怎么找到的` 显示检索过程。"
+    ),
+}
+
+_TEXTS: dict[str, dict[str, str]] = {
+    "reset": {"en": "Done: I forgot this thread. Ask a new question any time.", "zh": "已清空本话题的记忆，可以重新提问。"},
+    "empty": {
+        "en": "I didn't find a question in your message. Ask me about an Ascend inference repository, or send `help`.",
+        "zh": "没有看到问题内容。请提一个关于昇腾推理代码仓的问题，或发送 `帮助`。",
+    },
+    "out_of_scope": {
+        "en": (
+            "That is outside what I cover. I answer questions about the Ascend inference repositories: "
+            "vLLM, vllm-ascend, SGLang, MindIE-LLM, MindIE-SD, MindIE-Motor, MindIE-PyMotor, MindIE-Turbo "
+            "and msModelSlim. Send `help` for examples."
+        ),
+        "zh": (
+            "这个问题不在我的范围内。我只解答昇腾推理相关代码仓的问题：vLLM、vllm-ascend、SGLang、"
+            "MindIE-LLM、MindIE-SD、MindIE-Motor、MindIE-PyMotor、MindIE-Turbo 和 msModelSlim。发送 `帮助` 查看示例。"
+        ),
+    },
+    "clarify_reply_hint": {
+        "en": "Reply with a number or a name.",
+        "zh": "请回复编号或名称。",
+    },
+    "clarification_expired": {
+        "en": "That choice belongs to a question that has expired. Please ask your question again, with the project name.",
+        "zh": "这个选项对应的问题已过期。请带上项目名称重新提问。",
+    },
+    "no_trace": {
+        "en": "I have no research trace for this thread yet: the last answer used no tools.",
+        "zh": "本话题还没有检索记录：上一个回答没有调用工具。",
+    },
+    "model_unavailable": {
+        "en": "_The research model is unavailable right now, so here is the offline diagnostic instead._",
+        "zh": "_研究模型暂时不可用，以下是离线诊断结果。_",
+    },
+    "internal_error": {
+        "en": "Sorry, something went wrong while answering. Please try again in a minute.",
+        "zh": "抱歉，回答时出错了，请稍后再试。",
+    },
+    "progress_routing": {"en": "Reading your question…", "zh": "正在理解问题…"},
+    "progress_diagnosing": {"en": "Running the quick diagnostic…", "zh": "正在进行快速诊断…"},
+    "progress_researching": {"en": "Researching {repos}…", "zh": "正在检索 {repos}…"},
+}
+
+
+def text(name: str, language: Language, **values: str) -> str:
+    template = _HELP[language] if name == "help" else _TEXTS[name][language]
+    return template.format(**values) if values else template
+
+
+def clarification_text(question: str, options: tuple[Option, ...], language: Language) -> str:
+    lines = [question, ""]
+    lines += [f"{i}. {o.label}" for i, o in enumerate(options, start=1)]
+    lines += ["", text("clarify_reply_hint", language)]
+    return "\n".join(lines)
+
+
+def trace_text(trace: tuple[dict, ...], language: Language) -> str:
+    header = "**How I found this**" if language == "en" else "**检索过程**"
+    lines = [header, ""]
+    for i, step in enumerate(trace, start=1):
+        args = ", ".join(f"{k}={v!r}" for k, v in (step.get("arguments") or {}).items())
+        ms = step.get("duration_ms")
+        took = f" ({ms:.0f} ms)" if isinstance(ms, (int, float)) else ""
+        status = "" if step.get("ok", True) else (" — failed" if language == "en" else " — 失败")
+        lines.append(f"{i}. `{step.get('tool', '?')}`({args}){took}{status}")
+    return "\n".join(lines)

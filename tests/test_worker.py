@@ -1,0 +1,111 @@
+import asyncio
+
+from bot.wiring import build_components
+from bot.worker import GROUP, Worker
+from core.ingress import Ingress
+from core.messages import InboundMessage, Progress, Reply, ReplyKind
+from tests.support.recording_adapter import RecordingAdapter
+from tests.support.stack import queue_drained
+
+
+class EchoConversation:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.seen: list[str] = []
+
+    async def handle(self, message: InboundMessage, progress) -> Reply:
+        self.seen.append(message.text)
+        await progress(Progress("thinking"))
+        if self.fail:
+            raise ValueError("boom")
+        return Reply(ReplyKind.ANSWER, f"echo: {message.text}", "en")
+
+
+def msg(event_id: str, text: str = "q", thread: str = "t1") -> InboundMessage:
+    return InboundMessage("recording", "w", "c", thread, "u", text, event_id, event_id, True)
+
+
+async def run_until_drained(worker: Worker, timeout: float = 10.0) -> None:
+    task = asyncio.create_task(worker.run())
+    try:
+        for _ in range(int(timeout / 0.05)):
+            if await queue_drained(worker.c) and not worker._tasks:
+                return
+            await asyncio.sleep(0.05)
+        raise TimeoutError("queue not drained")
+    finally:
+        worker.stop()
+        await task
+
+
+def setup(make_settings, redis, conversation, **overrides):
+    settings = make_settings(**overrides)
+    components = build_components(settings, redis=redis, conversation=conversation, with_adapters=False)
+    adapter = RecordingAdapter()
+    components.adapters = {"recording": adapter}
+    return components, adapter
+
+
+async def test_a_job_is_answered_once_and_acked(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation())
+    ingress: Ingress = components.ingress
+    await ingress.submit(msg("e1", "hello"))
+    await ingress.submit(msg("e1", "hello"))  # a platform retry
+    await run_until_drained(Worker(components))
+    assert [d.reply.text for d in adapter.delivered] == ["echo: hello"]
+    assert adapter.progress and adapter.progress[0][1] == "thinking"
+    pending = await redis.xpending(components.keys.jobs, GROUP)
+    assert pending["pending"] == 0
+
+
+async def test_a_failing_conversation_still_gets_an_error_notice(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation(fail=True))
+    await components.ingress.submit(msg("e1", "hello"))
+    await run_until_drained(Worker(components))
+    assert len(adapter.delivered) == 1
+    assert adapter.delivered[0].reply.kind is ReplyKind.ERROR
+
+
+async def test_a_job_left_by_a_dead_worker_is_reclaimed_and_answered_once(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation(), job_lease_seconds=0.2)
+    await components.ingress.submit(msg("e1", "hello"))
+    dead = Worker(components, name="dead")
+    await dead.ensure_group()
+    taken = await redis.xreadgroup(GROUP, "dead", {components.keys.jobs: ">"}, count=1)
+    assert taken  # the dead worker holds the job and never answers
+    await asyncio.sleep(0.3)
+    await run_until_drained(Worker(components, name="alive"))
+    assert [d.reply.text for d in adapter.delivered] == ["echo: hello"]
+
+
+async def test_a_delivered_but_unacked_job_is_not_answered_twice(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation(), job_lease_seconds=0.2)
+    result = await components.ingress.submit(msg("e1", "hello"))
+    worker = Worker(components, name="first")
+    await worker.ensure_group()
+    await redis.xreadgroup(GROUP, "first", {components.keys.jobs: ">"}, count=1)
+    # the first worker delivered, then crashed before XACK
+    await redis.set(components.keys.delivery(result.job_id), "msg-0")
+    await asyncio.sleep(0.3)
+    await run_until_drained(Worker(components, name="second"))
+    assert adapter.delivered == []
+
+
+async def test_a_job_whose_delivery_keeps_failing_is_dead_lettered(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation(), job_lease_seconds=0.1, job_max_deliveries=2)
+    adapter.fail_finishes = 2  # the two real attempts fail; the apology then gets through
+    await components.ingress.submit(msg("e1", "hello"))
+    await run_until_drained(Worker(components), timeout=15)
+    assert await redis.xlen(components.keys.dead_letters) == 1
+    assert [d.reply.kind for d in adapter.delivered] == [ReplyKind.ERROR]
+
+
+async def test_an_unreadable_payload_is_dead_lettered(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation())
+    worker = Worker(components)
+    await worker.ensure_group()
+    await redis.xadd(components.keys.jobs, {"message": "{not json"})
+    await run_until_drained(worker)
+    dead = await redis.xrange(components.keys.dead_letters)
+    assert len(dead) == 1 and dead[0][1][b"reason"] == b"unreadable"
+    assert adapter.delivered == []
