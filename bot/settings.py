@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     cache_ttl_deepwiki_seconds: int = 24 * 3600
     cache_ttl_issues_seconds: int = 3600
     cache_ttl_code_seconds: int = 600
+    anthropic_max_tokens: int = 4096
+    anthropic_max_retries: int = 2  # the SDK's own retries for 429/5xx/529
+    anthropic_stream: bool = True
+    deepwiki_timeout_seconds: float = 90.0  # DeepWiki answers take tens of seconds
+    # clone URL per canonical repo (JSON object), e.g. {"vllm-project/vllm-ascend": "file:///srv/mirror.git"}
+    repo_urls: dict[str, str] = Field(default_factory=dict)
+    repo_sync_mode: Literal["shallow", "blobless"] = "shallow"
+    repo_sync_timeout_seconds: float = 900.0
 
     # --- slack ------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = None
@@ -71,6 +79,8 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = None  # set: Socket Mode
     slack_api_url: str = "https://slack.com/api/"
     slack_require_mention_in_threads: bool = False
+    slack_streaming: bool = True  # answers via chat.startStream/appendStream/stopStream; off: post + edit
+    slack_post_interval_seconds: float = 1.0  # new messages per channel are paced (Slack allows ~1/s)
 
     # --- telegram ---------------------------------------------------------------------------
     telegram_bot_token: SecretStr | None = None
@@ -86,6 +96,9 @@ class Settings(BaseSettings):
     feishu_bot_open_id: str | None = None
     feishu_mode: Literal["webhook", "ws"] = "webhook"
     feishu_api_url: str = "https://open.feishu.cn"
+    feishu_timestamp_window_seconds: int = 300  # our replay window on X-Lark-Request-Timestamp
+    feishu_cardkit: bool = True  # stream into CardKit cards; false (or refused): patch interactive cards
+    feishu_progress_interval_seconds: float = 0.5  # min seconds between two progress edits of one card
 
     # --- wecom ------------------------------------------------------------------------------
     wecom_token: SecretStr | None = None
@@ -95,6 +108,13 @@ class Settings(BaseSettings):
     wecom_mode: Literal["webhook", "ws"] = "webhook"
     wecom_api_url: str = "https://qyapi.weixin.qq.com"
     wecom_ws_url: str = "wss://openws.work.weixin.qq.com"
+    wecom_receive_id: str = ""  # "" for an in-house AI bot; decrypted payloads must carry exactly this
+    wecom_bot_name: str | None = None  # set: "@Name" is removed anywhere in group text; unset: a leading @token
+    wecom_stream_window_seconds: float = 330.0  # WeCom stops refreshing 6 min after the message; keep a margin
+    wecom_max_clock_skew_seconds: int = 300  # callback timestamp window; 0 disables the check
+    wecom_ws_heartbeat_seconds: float = 30.0
+    wecom_ws_reconnect_base_seconds: float = 1.0
+    wecom_ws_reconnect_max_seconds: float = 30.0
 
     @cached_property
     def llm_enabled(self) -> bool:

@@ -8,10 +8,13 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-from redis.exceptions import RedisError
+import time
+
+from prometheus_client import CONTENT_TYPE_LATEST
+from redis.exceptions import ConnectionError, RedisError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.wiring import Components
@@ -32,7 +35,21 @@ def create_app(components: Components) -> Starlette:
         body = {"redis": redis_ok, "adapters": sorted(components.adapters)}
         return JSONResponse(body, status_code=200 if redis_ok else 503)
 
-    routes = [Route("/healthz", healthz), Route("/readyz", readyz)]
+    async def metrics(_: Request) -> Response:
+        if components.metrics is None:
+            return PlainTextResponse("metrics disabled", status_code=404)
+        try:
+            await refresh_queue_gauges(components)
+        except (RedisError, OSError):
+            pass  # still serve the counters we have
+        return Response(components.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    async def redis_unavailable(_: Request, exc: Exception) -> Response:
+        # The platform retries a 503, so nothing accepted is lost while Redis is down.
+        log.warning("redis unavailable during a webhook: %s", type(exc).__name__)
+        return JSONResponse({"error": "temporarily unavailable"}, status_code=503, headers={"Retry-After": "5"})
+
+    routes = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
     for adapter in components.adapters.values():
         routes.extend(adapter.routes())
 
@@ -43,4 +60,28 @@ def create_app(components: Components) -> Starlette:
         # Adapters are stopped by Components.aclose(), which the process calls after the server exits.
         yield
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    handlers = {RedisError: redis_unavailable, ConnectionError: redis_unavailable}
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=handlers)
+
+
+async def refresh_queue_gauges(components: Components) -> None:
+    """Queue depth and the age of the oldest unacked job, read from the stream's consumer group."""
+    from bot.worker import GROUP  # noqa: PLC0415 - avoids importing the worker into web-only code paths
+
+    metrics, redis, stream = components.metrics, components.redis, components.keys.jobs
+    assert metrics is not None
+    if not await redis.exists(stream):
+        metrics.queue_depth.set(0)
+        metrics.oldest_pending_seconds.set(0)
+        return
+    summary = await redis.xpending(stream, GROUP)
+    pending = int(summary.get("pending") or 0)
+    groups = await redis.xinfo_groups(stream)
+    lag = sum(int(g.get("lag") or 0) for g in groups if g.get("name") in (GROUP, GROUP.encode()))
+    metrics.queue_depth.set(pending + lag)
+    oldest = summary.get("min")
+    if oldest:
+        oldest_id = oldest.decode() if isinstance(oldest, bytes) else oldest
+        metrics.oldest_pending_seconds.set(max(time.time() - int(oldest_id.split("-")[0]) / 1000, 0))
+    else:
+        metrics.oldest_pending_seconds.set(0)

@@ -10,9 +10,12 @@ import redis.asyncio as aioredis
 
 from adapters import PLATFORMS
 from adapters.base import AdapterDeps, PlatformAdapter
+from bot.metrics import Metrics
 from bot.settings import Settings
+from core.access import AccessPolicy
 from core.ingress import Ingress
 from core.keys import Keys
+from core.limits import RateLimiter, TokenBudget
 from core.session import RedisSessionStore
 
 if TYPE_CHECKING:
@@ -30,6 +33,8 @@ class Components:
     conversation: Any  # Conversation, or a scripted stand-in in tests
     adapters: dict[str, PlatformAdapter] = field(default_factory=dict)
     researcher: Any = None
+    metrics: Metrics | None = None
+    limiter: RateLimiter | None = None
 
     async def aclose(self) -> None:
         for adapter in self.adapters.values():
@@ -88,7 +93,9 @@ def build_components(
         raise ValueError("build_components needs REDIS_URL (the CLI starts an embedded server when it is unset)")
     client = redis or aioredis.Redis.from_url(settings.redis_url or "", health_check_interval=30)
     keys = Keys(settings.redis_prefix)
-    ingress = Ingress(client, keys, settings.dedupe_ttl_seconds)
+    metrics = Metrics()
+    access = AccessPolicy.of(settings.allowed_workspaces, settings.allowed_channels, settings.allowed_users)
+    ingress = Ingress(client, keys, settings.dedupe_ttl_seconds, access, on_submit=metrics.count_event)
     researcher = None
     if conversation is None:
         from core.conversation import Conversation  # noqa: PLC0415
@@ -98,8 +105,12 @@ def build_components(
             RedisSessionStore(client, keys, settings.session_ttl_seconds),
             researcher=researcher,
             limits=conversation_limits(settings),
+            budget=TokenBudget(client, keys, settings.daily_token_budget),
         )
-    components = Components(settings, client, keys, ingress, conversation, researcher=researcher)
+    limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
+    components = Components(
+        settings, client, keys, ingress, conversation, researcher=researcher, metrics=metrics, limiter=limiter
+    )
     if with_adapters:
         components.adapters = build_adapters(AdapterDeps(settings=settings, redis=client, ingress=ingress))
     return components

@@ -19,7 +19,8 @@ from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Responder
 from bot.wiring import Components
-from core.messages import InboundMessage, Progress, Reply, ReplyKind
+from core.language import detect_language
+from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
 from core.texts import text
 
 log = logging.getLogger(__name__)
@@ -120,32 +121,108 @@ class Worker:
             self._slots.release()
 
     async def process(self, job_id: str, fields: dict) -> None:
-        keys, redis = self.c.keys, self.c.redis
+        keys, redis, settings = self.c.keys, self.c.redis, self.c.settings
         raw = fields.get(b"message") or fields.get("message")
         try:
             message = InboundMessage.from_json(raw)
         except (TypeError, ValueError):
             log.error("job %s has an unreadable payload; dead-lettering it", job_id)
-            await self._dead_letter(job_id, fields, reason="unreadable")
+            await self._dead_letter(job_id, fields, reason="unreadable", order_key=None)
             return
-        if await redis.exists(keys.delivery(job_id)):
-            await redis.xack(keys.jobs, GROUP, job_id)  # answered before a crash prevented the ack
+        order_key = keys.order(message.conversation_key)
+        heartbeat = asyncio.create_task(self._renew_lease(job_id))
+        try:
+            await self._wait_for_turn(job_id, order_key)
+            if await redis.exists(keys.delivery(job_id)):
+                await self._complete(job_id, order_key)  # answered before a crash prevented the ack
+                return
+            attempts = await redis.incr(keys.attempts(job_id))
+            await redis.expire(keys.attempts(job_id), settings.dedupe_ttl_seconds)
+            adapter = self.c.adapters.get(message.platform)
+            if adapter is None:
+                log.error("job %s is for platform %s, which is not configured here", job_id, message.platform)
+                await self._dead_letter(job_id, fields, reason="platform not configured", order_key=order_key)
+                return
+            responder = adapter.responder(message, job_id)
+            if attempts > settings.job_max_deliveries:
+                await self._give_up(job_id, fields, message, responder, order_key)
+                return
+            reply = await self._limited_reply(message)
+            if reply is None:
+                reply = await self._answer(job_id, message, responder)
+            elif reply is _SILENT:
+                await self._complete(job_id, order_key)
+                return
+            delivered = await responder.finish(reply)
+            await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
+            await self._complete(job_id, order_key)
+            self._observe(job_id, message, reply)
+        finally:
+            heartbeat.cancel()
+
+    async def _limited_reply(self, message: InboundMessage) -> Reply | object | None:
+        """A rate-limit notice (once per window), _SILENT after that, None when the user may go on."""
+        if self.c.limiter is None:
+            return None
+        verdict = await self.c.limiter.check(message.platform, message.channel, message.sender)
+        if verdict.allowed:
+            return None
+        if not verdict.first_refusal:
+            return _SILENT
+        language = _language_of(message.text)
+        minutes = str(max(1, round(verdict.retry_after_seconds / 60)))
+        return Reply(ReplyKind.NOTICE, text("rate_limited", language, minutes=minutes), language)
+
+    async def _wait_for_turn(self, job_id: str, order_key: str) -> None:
+        """Answer a conversation's messages in arrival order: wait until this job heads its list."""
+        redis = self.c.redis
+        checks = 0
+        while True:
+            head = await redis.lindex(order_key, 0)
+            if head is None or _s(head) == job_id:
+                return
+            checks += 1
+            if checks % 20 == 0 and not await self._job_open(_s(head)):
+                await redis.lrem(order_key, 1, head)  # its worker finished but died before unlisting it
+                continue
+            await asyncio.sleep(0.05)
+
+    async def _job_open(self, job_id: str) -> bool:
+        redis, stream = self.c.redis, self.c.keys.jobs
+        pending = await redis.xpending_range(stream, GROUP, min=job_id, max=job_id, count=1)
+        if pending:
+            return True
+        groups = await redis.xinfo_groups(stream)
+        for group in groups:
+            if _s(group.get("name") or group.get(b"name") or b"") == GROUP:
+                delivered = _s(group.get("last-delivered-id") or group.get(b"last-delivered-id") or b"0-0")
+                return _id_tuple(job_id) > _id_tuple(delivered)  # not read yet
+        return True
+
+    async def _renew_lease(self, job_id: str) -> None:
+        """Keep our claim fresh while we work, so only a dead worker's jobs are reclaimed."""
+        interval = max(self.c.settings.job_lease_seconds / 3, 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.c.redis.xclaim(self.c.keys.jobs, GROUP, self.name, min_idle_time=0, message_ids=[job_id], justid=True)
+            except (RedisError, OSError):
+                log.warning("could not renew the lease of job %s", job_id)
+
+    async def _complete(self, job_id: str, order_key: str | None) -> None:
+        async with self.c.redis.pipeline(transaction=True) as pipe:
+            pipe.xack(self.c.keys.jobs, GROUP, job_id)
+            if order_key is not None:
+                pipe.lrem(order_key, 1, job_id)
+            await pipe.execute()
+
+    def _observe(self, job_id: str, message: InboundMessage, reply: Reply) -> None:
+        metrics = self.c.metrics
+        if metrics is None:
             return
-        attempts = await redis.incr(keys.attempts(job_id))
-        await redis.expire(keys.attempts(job_id), self.c.settings.dedupe_ttl_seconds)
-        adapter = self.c.adapters.get(message.platform)
-        if adapter is None:
-            log.error("job %s is for platform %s, which is not configured here", job_id, message.platform)
-            await self._dead_letter(job_id, fields, reason="platform not configured")
-            return
-        responder = adapter.responder(message, job_id)
-        if attempts > self.c.settings.job_max_deliveries:
-            await self._give_up(job_id, fields, message, responder)
-            return
-        reply = await self._answer(job_id, message, responder)
-        delivered = await responder.finish(reply)
-        await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=self.c.settings.dedupe_ttl_seconds)
-        await redis.xack(keys.jobs, GROUP, job_id)
+        metrics.answers.labels(message.platform, reply.kind.value).inc()
+        enqueued_ms = int(job_id.split("-", 1)[0])
+        metrics.job_seconds.labels(message.platform).observe(max(time.time() - enqueued_ms / 1000, 0))
 
     async def _answer(self, job_id: str, message: InboundMessage, responder: Responder) -> Reply:
         async def progress(update: Progress) -> None:
@@ -160,18 +237,20 @@ class Worker:
             )
         except Exception:  # noqa: BLE001 - the user gets a short notice, never silence
             log.exception("answering job %s failed", job_id)
-            language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in message.text) else "en"
+            language = _language_of(message.text)
             return Reply(ReplyKind.ERROR, text("internal_error", language), language)
 
-    async def _give_up(self, job_id: str, fields: dict, message: InboundMessage, responder: Responder) -> None:
-        language = "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in message.text) else "en"
+    async def _give_up(
+        self, job_id: str, fields: dict, message: InboundMessage, responder: Responder, order_key: str
+    ) -> None:
+        language = _language_of(message.text)
         try:
             await responder.finish(Reply(ReplyKind.ERROR, text("internal_error", language), language))
         except Exception:  # noqa: BLE001 - the platform itself is failing; the dead letter keeps the job
             log.warning("could not tell the user about dead-lettered job %s", job_id)
-        await self._dead_letter(job_id, fields, reason="too many attempts")
+        await self._dead_letter(job_id, fields, reason="too many attempts", order_key=order_key)
 
-    async def _dead_letter(self, job_id: str, fields: dict, reason: str) -> None:
+    async def _dead_letter(self, job_id: str, fields: dict, reason: str, order_key: str | None) -> None:
         redis, keys = self.c.redis, self.c.keys
         payload: dict[Any, Any] = dict(fields)
         payload["job_id"] = job_id
@@ -179,11 +258,25 @@ class Worker:
         async with redis.pipeline(transaction=True) as pipe:
             pipe.xadd(keys.dead_letters, payload, maxlen=10_000, approximate=True)
             pipe.xack(keys.jobs, GROUP, job_id)
+            if order_key is not None:
+                pipe.lrem(order_key, 1, job_id)
             await pipe.execute()
+        if self.c.metrics is not None:
+            self.c.metrics.job_failures.labels(reason).inc()
+
+
+_SILENT = object()  # rate-limited again within the window: the user was already told
 
 
 def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-__all__ = ["Worker", "GROUP", "RedisError"]
+def _id_tuple(stream_id: str) -> tuple[int, int]:
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _language_of(text_: str) -> Language:
+    return detect_language(text_) if text_.strip() else "en"
+

@@ -16,7 +16,8 @@ from datetime import date
 from typing import Any, Awaitable, Callable, Protocol
 
 from core.language import detect_language
-from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind, Source
+from core.limits import TokenBudget
+from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
 from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
@@ -78,9 +79,11 @@ class Conversation:
         researcher: Researcher | None = None,
         limits: ConversationLimits = ConversationLimits(),
         clock: Callable[[], float] = time.time,
+        budget: TokenBudget | None = None,
     ) -> None:
         self._sessions = sessions
         self._researcher = researcher
+        self._budget = budget
         self._limits = limits
         self._clock = clock
 
@@ -188,7 +191,9 @@ class Conversation:
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
 
-        if self._researcher is not None:
+        if self._researcher is not None and self._budget is not None and await self._budget.exhausted():
+            answer_text = f"{text('budget_exhausted', language)}\n\n{offline.text}"
+        elif self._researcher is not None:
             from core.research import ResearchRequest  # noqa: PLC0415 - optional feature
 
             await progress(Progress(text("progress_researching", language, repos=", ".join(repos)), stage="researching"))
@@ -207,6 +212,8 @@ class Conversation:
                 progress,
             )
             trace = tuple(_trace_dict(step) for step in outcome.trace)
+            if self._budget is not None:
+                await self._budget.spend(_tokens_of(outcome))
             if outcome.ok:
                 answer_text, sources = outcome.text, tuple(outcome.sources)
             else:
@@ -261,5 +268,6 @@ def _trace_dict(step: Any) -> dict[str, Any]:
     }
 
 
-def source_list(sources: tuple[Source, ...]) -> list[dict[str, str]]:
-    return [{"title": s.title, "url": s.url} for s in sources]
+def _tokens_of(outcome: Any) -> int:
+    usage = getattr(outcome, "usage", None)
+    return sum(int(getattr(usage, name, 0) or 0) for name in ("input", "output", "cache_write", "cache_read"))

@@ -34,6 +34,10 @@ class Keys:
     def dead_letters(self) -> str:
         return f"{self._tag}:jobs:dead"
 
+    def order(self, conversation_key: str) -> str:
+        """Job ids of one conversation in arrival order; the worker answers only the head."""
+        return f"{self._tag}:order:{_digest(conversation_key)}"
+
     def delivery(self, job_id: str) -> str:
         return f"{self._tag}:delivery:{job_id}"
 

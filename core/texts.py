@@ -61,6 +61,14 @@ _TEXTS: dict[str, dict[str, str]] = {
         "en": "Sorry, something went wrong while answering. Please try again in a minute.",
         "zh": "抱歉，回答时出错了，请稍后再试。",
     },
+    "rate_limited": {
+        "en": "You've reached the question limit for now. Please try again in about {minutes} min.",
+        "zh": "提问次数已达上限，请约 {minutes} 分钟后再试。",
+    },
+    "budget_exhausted": {
+        "en": "_Today's research budget is used up, so this is the offline diagnostic._",
+        "zh": "_今日研究额度已用完，以下是离线诊断结果。_",
+    },
     "progress_routing": {"en": "Reading your question…", "zh": "正在理解问题…"},
     "progress_diagnosing": {"en": "Running the quick diagnostic…", "zh": "正在进行快速诊断…"},
     "progress_researching": {"en": "Researching {repos}…", "zh": "正在检索 {repos}…"},

@@ -109,3 +109,50 @@ async def test_an_unreadable_payload_is_dead_lettered(make_settings, redis):
     dead = await redis.xrange(components.keys.dead_letters)
     assert len(dead) == 1 and dead[0][1][b"reason"] == b"unreadable"
     assert adapter.delivered == []
+
+
+class SlowFirstConversation:
+    """The first message takes a while; a later one in the same thread must still come after it."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    async def handle(self, message: InboundMessage, progress) -> Reply:
+        self.order.append(f"start {message.text}")
+        if message.text == "first":
+            await asyncio.sleep(0.5)
+        self.order.append(f"end {message.text}")
+        return Reply(ReplyKind.ANSWER, message.text, "en")
+
+
+async def test_messages_in_one_thread_are_answered_in_order_across_workers(make_settings, redis):
+    conversation = SlowFirstConversation()
+    components, adapter = setup(make_settings, redis, conversation)
+    await components.ingress.submit(msg("e1", "first"))
+    await components.ingress.submit(msg("e2", "second"))
+    await components.ingress.submit(msg("e3", "other thread", thread="t2"))
+    a, b = Worker(components, name="a"), Worker(components, name="b")
+    tasks = [asyncio.create_task(a.run()), asyncio.create_task(b.run())]
+    try:
+        for _ in range(200):
+            if len(adapter.delivered) == 3:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        a.stop(), b.stop()
+        await asyncio.gather(*tasks)
+    thread_one = [e for e in conversation.order if "thread" not in e]
+    assert thread_one == ["start first", "end first", "start second", "end second"]
+    # the other thread was not blocked behind the slow one
+    assert conversation.order.index("end other thread") < conversation.order.index("end first")
+    assert not await redis.exists(components.keys.order("recording:w:c:t1"))
+
+
+async def test_a_rate_limited_user_is_told_once(make_settings, redis):
+    components, adapter = setup(make_settings, redis, EchoConversation(), rate_limit_user_per_hour=1)
+    for i in range(3):
+        await components.ingress.submit(msg(f"e{i}", f"q{i}"))
+    await run_until_drained(Worker(components))
+    kinds = [d.reply.kind for d in adapter.delivered]
+    assert kinds == [ReplyKind.ANSWER, ReplyKind.NOTICE]
+    assert "try again" in adapter.delivered[1].reply.text

@@ -1,0 +1,27 @@
+"""Prometheus metrics for /metrics. One registry per process (scrape every web and worker)."""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.events = Counter("copilot_events_total", "Inbound events by platform and outcome", ["platform", "outcome"], registry=r)
+        self.answers = Counter("copilot_answers_total", "Replies delivered by kind", ["platform", "kind"], registry=r)
+        self.job_failures = Counter("copilot_job_failures_total", "Jobs that failed to deliver", ["reason"], registry=r)
+        self.job_seconds = Histogram(
+            "copilot_job_seconds", "Time from dequeue to delivered reply", ["platform"],
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300), registry=r,
+        )
+        self.model_tokens = Counter("copilot_model_tokens_total", "Model tokens by kind", ["kind"], registry=r)
+        self.tool_calls = Counter("copilot_tool_calls_total", "Research tool calls", ["tool", "ok"], registry=r)
+        self.queue_depth = Gauge("copilot_queue_depth", "Jobs waiting or in progress", registry=r)
+        self.oldest_pending_seconds = Gauge("copilot_oldest_pending_seconds", "Age of the oldest unacked job", registry=r)
+
+    def count_event(self, platform: str, outcome: object) -> None:
+        self.events.labels(platform, getattr(outcome, "value", str(outcome))).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
