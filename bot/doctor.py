@@ -49,6 +49,8 @@ async def run_doctor(settings: Settings) -> int:
         print("[info] ANTHROPIC_API_KEY unset: answers are offline triage only")
 
     for platform, names in PLATFORM_SETTINGS.items():
+        if platform == "slack" and _is_set(settings, "slack_app_token"):
+            names = ("slack_bot_token",)  # Socket Mode needs no signing secret
         missing = [n.upper() for n in names if not _is_set(settings, n)]
         if not missing:
             print(f"[ok]   {platform}: configured")

@@ -32,5 +32,5 @@ def configure_logging(level: str = "INFO", as_json: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # HTTP client libraries log full URLs, which can carry tokens (Telegram puts the bot token in the path).
-    for noisy in ("httpx", "httpcore", "telegram", "slack_sdk", "slack_bolt", "mcp", "anthropic", "lark_oapi"):
+    for noisy in ("httpx", "httpx2", "httpcore", "telegram", "slack_sdk", "slack_bolt", "mcp", "anthropic", "lark_oapi"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

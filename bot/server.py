@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+from collections.abc import Iterator
 
 import uvicorn
 
@@ -14,6 +16,15 @@ from bot.wiring import build_components
 from bot.worker import Worker
 
 log = logging.getLogger(__name__)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn re-raises SIGTERM after its own shutdown, which would kill us before the workers
+    drain and the embedded Redis stops; we install our own handlers instead."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
@@ -38,7 +49,7 @@ async def run_server(settings: Settings, mode: str, *, host: str | None = None, 
             create_app(components), host=host or settings.host, port=port or settings.port,
             log_level=settings.log_level.lower(), access_log=False,
         )
-        server = uvicorn.Server(config)
+        server = _Server(config)
     enabled = ", ".join(sorted(components.adapters)) or "none (set platform credentials to enable adapters)"
     log.info("starting %s; adapters: %s; research: %s", mode, enabled, "on" if components.researcher else "offline")
     print(f"Adapters enabled: {enabled}", flush=True)
@@ -46,14 +57,20 @@ async def run_server(settings: Settings, mode: str, *, host: str | None = None, 
     tasks: list[asyncio.Task[object]] = []
     if worker is not None:
         tasks.append(asyncio.create_task(worker.run()))
+    stop = asyncio.Event()
+
+    def request_stop() -> None:
+        stop.set()
+        if server is not None:
+            server.should_exit = True
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, request_stop)
     try:
         if server is not None:
-            await server.serve()  # returns on SIGINT/SIGTERM
+            await server.serve()  # returns once should_exit is set
         else:
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
             await stop.wait()
     finally:
         # Graceful shutdown: stop taking jobs, let the ones in hand finish (leases cover a hard kill).

@@ -54,6 +54,7 @@ async def sync_repositories(settings: Settings, repos: list[str] | None, progres
 
     async def one(item: RepoInfo | str) -> SyncResult:
         if isinstance(item, str):
+            await _say(progress, f"{item}: failed: not an allowlisted repository")
             return SyncResult(item, "failed", "", error="not an allowlisted repository")
         async with gate:
             await _say(progress, f"Syncing {item.name}…")

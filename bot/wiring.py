@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from adapters import PLATFORMS
 from adapters.base import AdapterDeps, PlatformAdapter
@@ -45,6 +47,18 @@ class Components:
         if self.researcher is not None and hasattr(self.researcher, "aclose"):
             await self.researcher.aclose()
         await self.redis.aclose()
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """Short timeouts and few retries: a webhook must answer 503 well inside Slack's 3 seconds
+    when Redis is down, so the platform retries instead of timing out on us."""
+    return aioredis.Redis.from_url(
+        url,
+        health_check_interval=30,
+        socket_connect_timeout=1.0,
+        socket_timeout=10.0,  # above the worker's 1 s blocking read
+        retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
+    )
 
 
 def conversation_limits(settings: Settings) -> "ConversationLimits":
@@ -91,7 +105,7 @@ def build_components(
 ) -> Components:
     if settings.redis_url is None and redis is None:
         raise ValueError("build_components needs REDIS_URL (the CLI starts an embedded server when it is unset)")
-    client = redis or aioredis.Redis.from_url(settings.redis_url or "", health_check_interval=30)
+    client = redis or redis_client(settings.redis_url or "")
     keys = Keys(settings.redis_prefix)
     metrics = Metrics()
     access = AccessPolicy.of(settings.allowed_workspaces, settings.allowed_channels, settings.allowed_users)

@@ -14,7 +14,6 @@ import socket
 import time
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Responder
@@ -27,6 +26,7 @@ log = logging.getLogger(__name__)
 
 GROUP = "workers"
 BLOCK_MS = 1000
+REDIS_RETRIES_PER_JOB = 6
 
 
 def consumer_name() -> str:
@@ -62,7 +62,8 @@ class Worker:
                 await self.ensure_group()
                 await self._consume_once()
                 backoff = 0.5
-            except (RedisConnectionError, OSError) as exc:
+            except (RedisError, OSError) as exc:
+                # Down, restarting or still loading its data: back off and try again, never crash.
                 log.warning("redis unavailable (%s); retrying in %.1fs", type(exc).__name__, backoff)
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
@@ -114,7 +115,16 @@ class Worker:
 
     async def _run_job(self, job_id: str, fields: dict) -> None:
         try:
-            await self.process(job_id, fields)
+            for attempt in range(REDIS_RETRIES_PER_JOB):
+                try:
+                    await self.process(job_id, fields)
+                    return
+                except (RedisError, OSError) as exc:
+                    # Redis blinked mid-job: the job is still ours, so retry it here rather than
+                    # leaving it for a lease to expire. Delivery records keep a re-run from posting twice.
+                    log.warning("job %s hit %s; retrying", job_id, type(exc).__name__)
+                    await self._sleep(min(0.5 * 2**attempt, 5.0))
+            log.error("job %s kept failing on Redis; it stays pending and is reclaimed after its lease", job_id)
         except Exception:  # noqa: BLE001 - a job must never kill the worker
             log.exception("job %s failed; it stays pending and will be retried after its lease", job_id)
         finally:

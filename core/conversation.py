@@ -119,9 +119,8 @@ class Conversation:
         if pending is not None:
             chosen = self._chosen_option(message, body, pending.options)
             if chosen is not None:
-                return await self._answer(
-                    message, pending.question, (chosen.repo,), pending.language, progress, clarified=True
-                )
+                repos = tuple(dict.fromkeys((*pending.settled_repos, chosen.repo)))
+                return await self._answer(message, pending.question, repos, pending.language, progress, clarified=True)
         elif message.choice is not None or (session.expired_pending and _looks_like_option_pick(body)):
             return Reply(ReplyKind.NOTICE, text("clarification_expired", language), language)
 
@@ -157,6 +156,7 @@ class Conversation:
             options=decision.options,
             language=language,
             expires_at=self._clock() + self._limits.clarification_ttl_seconds,
+            settled_repos=decision.repos,  # e.g. vllm-ascend already named beside a bare "MindIE"
         )
 
         def store(s: Session) -> Session:
@@ -187,7 +187,7 @@ class Conversation:
         analysed = analysis_window(question)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
         offline = triage(analysed, repos, language, known_env=session.env)
-        env = {**session.env, **_env_from_signals(offline.signals)}
+        env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
 
@@ -246,20 +246,11 @@ def _looks_like_option_pick(body: str) -> bool:
     return bool(_OPTION_PICK.match(body))
 
 
-def _env_from_signals(signals: Any) -> dict[str, str]:
-    """What the user told about their environment, remembered for follow-ups."""
-    env: dict[str, str] = {}
-    for name, value in (getattr(signals, "versions", None) or {}).items():
-        env[name] = str(value)
-    chips = getattr(signals, "chips", None) or ()
-    if chips:
-        env["chip"] = ",".join(chips)
-    return env
-
-
 def _trace_dict(step: Any) -> dict[str, Any]:
     if isinstance(step, dict):
         return step
+    if hasattr(step, "to_dict"):
+        return step.to_dict()
     return {
         "tool": getattr(step, "tool", "?"),
         "arguments": dict(getattr(step, "arguments", {}) or {}),

@@ -34,6 +34,7 @@ class PendingClarification:
     options: tuple[Option, ...]
     language: Language
     expires_at: float
+    settled_repos: tuple[str, ...] = ()
 
     def expired(self, now: float) -> bool:
         return now >= self.expires_at
@@ -81,6 +82,7 @@ def session_from_json(raw: str | bytes | None) -> Session:
             options=tuple(Option(**o) for o in pending["options"]),
             language=pending["language"],
             expires_at=float(pending["expires_at"]),
+            settled_repos=tuple(pending.get("settled_repos", ())),
         ),
         expired_pending=bool(data.get("expired_pending", False)),
         last_trace=tuple(data.get("last_trace", ())),

@@ -90,10 +90,19 @@ def clarification_text(question: str, options: tuple[Option, ...], language: Lan
 def trace_text(trace: tuple[dict, ...], language: Language) -> str:
     header = "**How I found this**" if language == "en" else "**检索过程**"
     lines = [header, ""]
-    for i, step in enumerate(trace, start=1):
-        args = ", ".join(f"{k}={v!r}" for k, v in (step.get("arguments") or {}).items())
+    number = 0
+    for step in trace:
         ms = step.get("duration_ms")
         took = f" ({ms:.0f} ms)" if isinstance(ms, (int, float)) else ""
+        if step.get("kind") == "model":
+            tokens = step.get("tokens") or {}
+            used = ", ".join(f"{k} {v}" for k, v in tokens.items() if v)
+            label = "model turn" if language == "en" else "模型推理"
+            lines.append(f"- _{label}: {step.get('tool', '?')}{took}{'; ' + used if used else ''}_")
+            continue
+        number += 1
+        args = ", ".join(f"{k}={v!r}" for k, v in (step.get("arguments") or {}).items())
         status = "" if step.get("ok", True) else (" — failed" if language == "en" else " — 失败")
-        lines.append(f"{i}. `{step.get('tool', '?')}`({args}){took}{status}")
+        cached = (" (cached)" if language == "en" else "（缓存）") if step.get("cached") else ""
+        lines.append(f"{number}. `{step.get('tool', '?')}`({args}){took}{cached}{status}")
     return "\n".join(lines)

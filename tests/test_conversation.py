@@ -170,3 +170,11 @@ async def test_model_unavailable_falls_back_to_triage_with_a_note(redis, keys):
     reply = await conversation.handle(message("vllm-ascend 507015 on 910B"))
     assert reply.kind is ReplyKind.ANSWER
     assert "unavailable" in reply.text and "507015" in reply.text
+
+
+async def test_a_clarification_keeps_the_part_of_the_question_already_settled(conversation):
+    asked = await conversation.handle(message("MindIE 和 vllm-ascend 在 910B 上哪个吞吐更高？"))
+    assert asked.kind is ReplyKind.CLARIFY
+    key = next(o.key for o in asked.options if o.repo == "verylucky01/MindIE-LLM")
+    answered = await conversation.handle(message("MindIE-LLM", choice=key))
+    assert set(answered.repos) == {"vllm-project/vllm-ascend", "verylucky01/MindIE-LLM"}

@@ -1,0 +1,203 @@
+"""Pure rendering: core Markdown → Feishu card JSON 2.0 (markdown component) and text fallback.
+
+The card markdown component understands headings, lists, fenced code with a
+language, links and tables, so the core's Markdown passes through mostly as is.
+What changes: `<at …>` tags are defanged (model output must never ping a whole
+group), non-http links and images become plain text or links, nested list
+indentation is widened to the 4 spaces Feishu expects, and long answers are
+split so every request body stays under the 30 KB card limit.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from adapters.feishu.split import double_json_cost, split_markdown
+from core.messages import InboundMessage, Reply, ReplyKind, Source
+
+CARD_BODY_LIMIT = 30 * 1024  # bytes per card/post request body
+TEXT_BODY_LIMIT = 150 * 1024  # bytes per text request body
+_CARD_MARGIN = 1024  # uuid, reply_in_thread, field order: room we do not measure exactly
+ANSWER_ELEMENT = "answer"
+STATUS_ELEMENT = "status"
+
+_AT_TAG = re.compile(r"<(\s*/?\s*at\b)", re.IGNORECASE)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_LIST_ITEM = re.compile(r"^( +)([-*+]|\d+[.)]) ")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+LABELS = {
+    "zh": {
+        "working": "⏳ 正在处理你的问题…",
+        "sources": "来源",
+        "choose": "请选择一个选项（也可以直接回复编号或名称）：",
+        "part": "（第 {i}/{n} 部分）",
+        "chosen": "已选择：{label}",
+        "duplicate": "已经在处理这个选择了",
+        "see_below": "回答见下方。",
+    },
+    "en": {
+        "working": "⏳ Working on your question…",
+        "sources": "Sources",
+        "choose": "Pick one (or reply with its number or name):",
+        "part": "(part {i}/{n})",
+        "chosen": "Chosen: {label}",
+        "duplicate": "Already working on this choice",
+        "see_below": "The answer is below.",
+    },
+}
+
+
+def labels(language: str) -> dict[str, str]:
+    return LABELS.get(language, LABELS["en"])
+
+
+def defang(text: str) -> str:
+    """Break `<at user_id="all">` / `<at id=all>` so nothing the model writes can mention people.
+
+    A zero-width space after `<` keeps the text readable and is not a tag to Feishu.
+    """
+    return _AT_TAG.sub("<\u200b\\1", text)
+
+
+def _safe_url(url: str) -> bool:
+    return url.lower().startswith(("https://", "http://"))
+
+
+def _fix_line(line: str, indent_unit: int) -> str:
+    line = _IMAGE.sub(lambda m: f"[{m.group(1) or m.group(2)}]({m.group(2)})" if _safe_url(m.group(2)) else m.group(1), line)
+    line = _LINK.sub(lambda m: m.group(0) if _safe_url(m.group(2)) else f"{m.group(1)} ({m.group(2)})", line)
+    m = _LIST_ITEM.match(line)
+    if m and indent_unit < 4:
+        # CommonMark nests lists with 2 (or 3) spaces; Feishu needs 4 per level
+        level = max(1, round(len(m.group(1)) / indent_unit))
+        line = " " * (4 * level) + line[len(m.group(1)):]
+    return line
+
+
+def _outside_fences(lines: list[str]) -> list[bool]:
+    flags, in_fence = [], False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            flags.append(False)
+        else:
+            flags.append(not in_fence)
+    return flags
+
+
+def to_card_markdown(markdown: str) -> str:
+    """Core Markdown → card markdown. Code fences are copied untouched (apart from defanging)."""
+    lines = markdown.split("\n")
+    outside = _outside_fences(lines)
+    indents = [len(m.group(1)) for line, o in zip(lines, outside) if o and (m := _LIST_ITEM.match(line))]
+    unit = min(indents) if indents else 4
+    out = [_fix_line(line, unit) if o else line for line, o in zip(lines, outside)]
+    return defang("\n".join(out))
+
+
+def _escape_link_text(text: str) -> str:
+    return text.replace("[", "(").replace("]", ")")
+
+
+def sources_markdown(sources: tuple[Source, ...], language: str) -> str:
+    items = [f"- [{_escape_link_text(s.title or s.url)}]({s.url})" for s in sources if _safe_url(s.url)]
+    if not items:
+        return ""
+    return f"**{labels(language)['sources']}**\n" + "\n".join(items)
+
+
+def options_markdown(reply: Reply) -> str:
+    """The options as a numbered list (so typing works too), unless the core's text has them."""
+    numbered = [f"{i}. {o.label}" for i, o in enumerate(reply.options, 1)]
+    if all(line in reply.text for line in numbered):
+        return ""
+    return "\n".join([labels(reply.language)["choose"], *numbered])
+
+
+def _summary(markdown: str) -> str:
+    for line in markdown.split("\n"):
+        plain = re.sub(r"[#*_`>\[\]]", "", line).strip()
+        if plain:
+            return plain[:100]
+    return ""
+
+
+def card(
+    markdown: str,
+    *,
+    element_id: str = ANSWER_ELEMENT,
+    buttons: list[dict[str, Any]] | None = None,
+    streaming: bool = False,
+    template: str | None = None,
+) -> dict[str, Any]:
+    """A JSON 2.0 card with one markdown component. `update_multi` lets us PATCH it later."""
+    config: dict[str, Any] = {"update_multi": True, "streaming_mode": streaming}
+    summary = _summary(markdown)
+    if summary:
+        config["summary"] = {"content": summary}
+    elements: list[dict[str, Any]] = [{"tag": "markdown", "content": markdown, "element_id": element_id}]
+    elements += buttons or []
+    result: dict[str, Any] = {"schema": "2.0", "config": config, "body": {"elements": elements}}
+    if template:
+        result["header"] = {"template": template, "title": {"tag": "plain_text", "content": summary or " "}}
+    return result
+
+
+def button(label: str, value: dict[str, Any], index: int) -> dict[str, Any]:
+    return {
+        "tag": "button",
+        "element_id": f"opt{index}",
+        "text": {"tag": "plain_text", "content": label[:60]},
+        "type": "primary" if index == 0 else "default",
+        "behaviors": [{"type": "callback", "value": value}],
+    }
+
+
+def working_card(progress_lines: list[str], language: str, streaming: bool) -> dict[str, Any]:
+    return card(working_markdown(progress_lines, language), element_id=STATUS_ELEMENT, streaming=streaming)
+
+
+def working_markdown(progress_lines: list[str], language: str) -> str:
+    lines = [labels(language)["working"], *(f"- {defang(p)}" for p in progress_lines)]
+    return "\n".join(lines)
+
+
+def card_body_size(card_json: dict[str, Any]) -> int:
+    """Bytes of a reply request body carrying this card (what Feishu limits to 30 KB)."""
+    body = {"content": json.dumps(card_json, ensure_ascii=False), "msg_type": "interactive"}
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8")) + _CARD_MARGIN
+
+
+def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LIMIT) -> list[dict[str, Any]]:
+    """The cards for a reply: the answer split under `limit`, sources in the last, buttons for options."""
+    from adapters.feishu.parse import choice_value  # local: parse ↔ render stay independent modules
+
+    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources else []
+    buttons: list[dict[str, Any]] = []
+    if reply.kind is ReplyKind.CLARIFY and reply.options:
+        tail.append(options_markdown(reply))
+        buttons = [button(o.label, choice_value(o.key, o.label, message, reply.language), i) for i, o in enumerate(reply.options)]
+    full = to_card_markdown("\n\n".join(p for p in [reply.text, *tail] if p))
+    template = "red" if reply.kind is ReplyKind.ERROR else None
+    skeleton = card_body_size(card("", buttons=buttons, template=template)) + 200  # summary + part marker
+    chunks = split_markdown(full, limit - skeleton, double_json_cost)
+    n = len(chunks)
+    cards = []
+    for i, chunk in enumerate(chunks, 1):
+        if n > 1:
+            chunk += "\n\n" + labels(reply.language)["part"].format(i=i, n=n)
+        cards.append(card(chunk, buttons=buttons if i == n else None, template=template))
+    return cards
+
+
+def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
+    """Plain-text fallback when cards fail: the Markdown source is readable as is."""
+    parts = [defang(reply.text)]
+    if reply.sources:
+        parts.append(defang(sources_markdown(reply.sources, reply.language)))
+    if reply.kind is ReplyKind.CLARIFY and reply.options:
+        parts.append(defang(options_markdown(reply)))
+    return split_markdown("\n\n".join(p for p in parts if p), limit - _CARD_MARGIN - 64, double_json_cost)

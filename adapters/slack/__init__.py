@@ -1,0 +1,22 @@
+"""Slack: @mentions in channels, DMs, threaded answers with live progress, buttons.
+
+HTTP mode (POST /slack/events) when SLACK_SIGNING_SECRET is set, Socket Mode when
+SLACK_APP_TOKEN is set. Setup: docs/setup/slack.md and deploy/slack-app-manifest.yaml.
+"""
+from __future__ import annotations
+
+from adapters.base import AdapterDeps, PlatformAdapter
+from bot.settings import secret
+
+
+def create_adapter(deps: AdapterDeps) -> PlatformAdapter | None:
+    """The Slack adapter, or None when SLACK_BOT_TOKEN is not set.
+
+    A worker-only process needs just the bot token (it only posts); the web process also
+    needs SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to receive events.
+    """
+    if not secret(deps.settings.slack_bot_token):
+        return None
+    from adapters.slack.adapter import SlackAdapter  # noqa: PLC0415 - keep slack imports off unconfigured bots
+
+    return SlackAdapter(deps)

@@ -1,0 +1,221 @@
+"""The python-telegram-bot client: base URL, flood control, token hygiene, and safe sending.
+
+`TelegramSender` is the only place that posts or edits messages. It handles what Telegram does
+to a long-running bot: HTML it refuses (sent again as plain text), a group that became a
+supergroup (sent again to the new id, remembered in Redis), and a user who blocked the bot
+(`Undeliverable`, never a crash). Rate limits are the `FloodControl` limiter's job: it queues
+requests per group and retries after `RetryAfter`.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from redis.asyncio import Redis
+from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, ChatMigrated, Forbidden
+from telegram.ext import AIORateLimiter, ExtBot
+from telegram.request import HTTPXRequest
+
+from adapters.telegram.inbound import PLATFORM
+from adapters.telegram.split import MAX_MESSAGE, html_to_plain, split_plain, tg_len
+from core.keys import Keys
+
+log = logging.getLogger(__name__)
+
+POLL_TIMEOUT = 25  # seconds Telegram holds a getUpdates call open
+RETRY_AFTER_ATTEMPTS = 3
+MIGRATION_TTL = 90 * 24 * 3600
+
+# Not messages: Telegram's "20 messages per minute per group" does not count them, and a typing
+# action or a callback answer must never wait a minute behind a group's message queue.
+_NOT_MESSAGES = frozenset({"sendChatAction", "answerCallbackQuery", "getMe", "getUpdates", "setWebhook", "deleteWebhook"})
+
+
+class FloodControl(AIORateLimiter):
+    """AIORateLimiter (30/s overall, 20/min per group, retry after RetryAfter) minus non-messages."""
+
+    async def process_request(  # type: ignore[override]
+        self, callback: Any, args: Any, kwargs: dict[str, Any], endpoint: str, data: dict[str, Any], rate_limit_args: int | None
+    ) -> Any:
+        if endpoint in _NOT_MESSAGES:
+            # `data` only steers the limiter; the request itself is sent from `args` unchanged.
+            data = {k: v for k, v in data.items() if k != "chat_id"}
+        return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+
+
+class _RedactTokens(logging.Filter):
+    """httpx logs every request URL at INFO, and the Bot API URL contains the bot token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(token in message for token in self.tokens):
+            for token in self.tokens:
+                message = message.replace(token, "<redacted>")
+            record.msg, record.args = message, None
+        return True
+
+
+_REDACT = _RedactTokens()
+for _name in ("httpx", "httpcore", "telegram", "telegram.ext", "telegram._bot", "telegram.ext.ExtBot"):
+    logging.getLogger(_name).addFilter(_REDACT)
+
+
+def redact(text: str) -> str:
+    for token in _REDACT.tokens:
+        text = text.replace(token, "<redacted>")
+    return text
+
+
+def build_bot(token: str, api_url: str) -> ExtBot[Any]:
+    _REDACT.tokens.add(token)
+    return ExtBot(
+        token,
+        base_url=api_url,
+        request=HTTPXRequest(connection_pool_size=32, read_timeout=15, write_timeout=15, connect_timeout=10, pool_timeout=10),
+        get_updates_request=HTTPXRequest(connection_pool_size=1, read_timeout=POLL_TIMEOUT + 10, connect_timeout=10),
+        rate_limiter=FloodControl(max_retries=RETRY_AFTER_ATTEMPTS),
+    )
+
+
+class Undeliverable(Exception):
+    """The bot may not write to this chat any more (blocked, kicked, chat deleted)."""
+
+
+def is_parse_error(exc: BadRequest) -> bool:
+    text = exc.message.lower()
+    return "parse entities" in text or "start tag" in text or "end tag" in text or "entity" in text
+
+
+def is_not_modified(exc: BadRequest) -> bool:
+    return "not modified" in exc.message.lower()
+
+
+def is_gone(exc: BadRequest) -> bool:
+    """The message to edit no longer exists or may not be edited: post a new one instead."""
+    text = exc.message.lower()
+    return "message to edit not found" in text or "can't be edited" in text or "message_id_invalid" in text
+
+
+def _fit_plain(text: str) -> list[str]:
+    # Plain text spells out link URLs, so it can outgrow a chunk that fitted as HTML.
+    return split_plain(text) if tg_len(text) > MAX_MESSAGE else [text]
+
+
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+
+class TelegramSender:
+    """Posts and edits HTML messages in one chat, following group→supergroup migrations."""
+
+    def __init__(self, bot: ExtBot[Any], redis: Redis, keys: Keys, chat_id: int, topic_id: int | None) -> None:
+        self.bot = bot
+        self._redis = redis
+        self._keys = keys
+        self.chat_id = chat_id
+        self.topic_id = topic_id
+
+    def _migration_key(self, chat_id: int) -> str:
+        return self._keys.adapter_state(PLATFORM, f"migrated:{chat_id}")
+
+    async def follow_migration(self) -> None:
+        """Use the supergroup id if this group was upgraded earlier (only groups have negative ids)."""
+        if self.chat_id >= 0:
+            return
+        moved = await self._redis.get(self._migration_key(self.chat_id))
+        if moved is not None:
+            self.chat_id = int(moved)
+
+    async def _migrated(self, exc: ChatMigrated) -> None:
+        old, self.chat_id = self.chat_id, int(exc.new_chat_id)
+        log.info("telegram chat %s migrated to supergroup %s", old, self.chat_id)
+        await self._redis.set(self._migration_key(old), str(self.chat_id), ex=MIGRATION_TTL)
+
+    async def send(self, html: str, *, reply_to: int | None = None, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
+        """Post one HTML chunk (plain text if Telegram refuses the HTML). Returns what was posted."""
+        reply = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
+        for _ in range(2):  # a second round only after a chat migration
+            try:
+                try:
+                    return [await self._send_message(html, ParseMode.HTML, reply, markup)]
+                except BadRequest as exc:
+                    if not is_parse_error(exc):
+                        raise
+                    log.warning("telegram refused the HTML (%s); sending plain text", redact(exc.message))
+                    return await self._send_plain(html_to_plain(html), reply, markup)
+            except ChatMigrated as exc:
+                await self._migrated(exc)
+            except Forbidden as exc:
+                raise Undeliverable(redact(exc.message)) from exc
+        raise Undeliverable("chat migrated twice")
+
+    async def _send_plain(self, text: str, reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None) -> list[Message]:
+        pieces = _fit_plain(text)
+        sent = []
+        for n, piece in enumerate(pieces):
+            last = n == len(pieces) - 1
+            sent.append(await self._send_message(piece, None, reply if n == 0 else None, markup if last else None))
+        return sent
+
+    async def _send_message(
+        self, text: str, parse_mode: str | None, reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None
+    ) -> Message:
+        return await self.bot.send_message(
+            self.chat_id,
+            text,
+            parse_mode=parse_mode,
+            message_thread_id=self.topic_id,
+            reply_parameters=reply,
+            reply_markup=markup,
+            link_preview_options=_NO_PREVIEW,
+        )
+
+    async def edit(self, message_id: int, html: str, *, markup: InlineKeyboardMarkup | None = None) -> bool:
+        """Edit a message in place. False when it is gone or may not be edited (post a new one)."""
+        for _ in range(2):
+            try:
+                try:
+                    await self._edit(message_id, html, ParseMode.HTML, markup)
+                except BadRequest as exc:
+                    if not is_parse_error(exc):
+                        raise
+                    log.warning("telegram refused the HTML (%s); editing as plain text", redact(exc.message))
+                    await self._edit(message_id, _fit_plain(html_to_plain(html))[0], None, markup)
+                return True
+            except BadRequest as exc:
+                if is_not_modified(exc):
+                    return True
+                if is_gone(exc):
+                    return False
+                raise
+            except ChatMigrated as exc:
+                await self._migrated(exc)
+            except Forbidden as exc:
+                raise Undeliverable(redact(exc.message)) from exc
+        return False
+
+    async def _edit(self, message_id: int, text: str, parse_mode: str | None, markup: InlineKeyboardMarkup | None) -> None:
+        await self.bot.edit_message_text(
+            text,
+            chat_id=self.chat_id,
+            message_id=message_id,
+            parse_mode=parse_mode,
+            reply_markup=markup,
+            link_preview_options=_NO_PREVIEW,
+        )
+
+    async def typing(self) -> None:
+        await self.bot.send_chat_action(self.chat_id, "typing", message_thread_id=self.topic_id)
+
+    async def draft(self, draft_id: int, html: str) -> None:
+        try:
+            await self.bot.send_message_draft(self.chat_id, draft_id, html, message_thread_id=self.topic_id, parse_mode=ParseMode.HTML)
+        except BadRequest as exc:
+            if not is_parse_error(exc):
+                raise
+            await self.bot.send_message_draft(self.chat_id, draft_id, html_to_plain(html), message_thread_id=self.topic_id)

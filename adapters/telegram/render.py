@@ -1,0 +1,204 @@
+"""Markdown (the core's only format) → Telegram HTML.
+
+Pure functions, golden-tested. Telegram's HTML mode supports b, i, s, u, a, code, pre and
+blockquote, and nothing else: headings become bold lines, list markers become bullets, tables
+become preformatted text. Every piece of text outside a tag is escaped (`<`, `>`, `&`), so model
+output can never inject markup, and `@name` mentions are defanged so an answer that quotes a
+GitHub handle never pings a Telegram user with the same name.
+
+`render_blocks` returns balanced HTML units (one per line, or one per code block / quote), which
+`split.split_html` packs into messages of at most 4,096 characters.
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+
+from core.messages import Reply, Source
+
+# A word joiner after "@" stops Telegram from parsing a mention entity and is invisible.
+_MENTION = re.compile(r"(?<![\w.])@(?=[A-Za-z0-9_])")
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+_NUMBERED = re.compile(r"^(\s*)(\d{1,3})[.)]\s+(.*)$")
+_QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
+_RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_TABLE = re.compile(r"^\s*\|.*\|\s*$")
+
+# Inline patterns, tried in this order at each position. Inner text is rendered recursively.
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_LINK = re.compile(r"\[([^\]\n]+)\]\(\s*<?([^()\s<>]+(?:\([^()\s]*\))?[^()\s<>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__(?!\w)")
+_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_ITALIC = re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\w)|_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")
+
+# Lines longer than this are escaped without inline formatting: the regexes above backtrack,
+# and a line this long is a paste (a log, a traceback), not prose with emphasis.
+_INLINE_MAX = 2_000
+_SAFE_SCHEMES = ("http://", "https://", "tg://", "mailto:")
+
+_SOURCES_TITLE = {"en": "Sources", "zh": "来源"}
+
+
+def escape(text: str) -> str:
+    """Escape text for Telegram HTML and defang mentions. Use for everything outside code."""
+    return _MENTION.sub("@\u2060", html.escape(text, quote=False))
+
+
+def escape_code(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def inline(text: str) -> str:
+    """One line of Markdown inline syntax → HTML (balanced tags, escaped text)."""
+    if len(text) > _INLINE_MAX:
+        return escape(text)
+    out: list[str] = []
+    plain_start = 0
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        rendered: str | None = None
+        end = i
+        if ch == "`":
+            m = _CODE_SPAN.match(text, i)
+            if m:
+                rendered, end = f"<code>{escape_code(m.group(2).strip() or m.group(2))}</code>", m.end()
+        elif ch == "[":
+            m = _LINK.match(text, i)
+            if m:
+                rendered, end = _link(m.group(1), m.group(2)), m.end()
+        elif ch == "<":
+            m = _AUTOLINK.match(text, i)
+            if m:
+                rendered, end = _link(m.group(1), m.group(1)), m.end()
+        elif ch in "*_" and (i == 0 or not text[i - 1].isalnum()):  # 2*3*4 and snake_case stay literal
+            m = _BOLD.match(text, i)
+            if m:
+                rendered, end = f"<b>{inline(m.group(1) or m.group(2))}</b>", m.end()
+            else:
+                m = _ITALIC.match(text, i)
+                if m:
+                    rendered, end = f"<i>{inline(m.group(1) or m.group(2))}</i>", m.end()
+        elif ch == "~":
+            m = _STRIKE.match(text, i)
+            if m:
+                rendered, end = f"<s>{inline(m.group(1))}</s>", m.end()
+        if rendered is None:
+            i += 1
+            continue
+        out.append(escape(text[plain_start:i]))
+        out.append(rendered)
+        i = plain_start = end
+    out.append(escape(text[plain_start:]))
+    return "".join(out)
+
+
+def _link(label: str, url: str) -> str:
+    if not url.lower().startswith(_SAFE_SCHEMES):
+        # Telegram rejects relative or odd URLs; keep the information as text instead.
+        return f"{inline(label)} ({escape(url)})"
+    return f'<a href="{html.escape(url, quote=True)}">{inline(label)}</a>'
+
+
+def render_blocks(markdown: str) -> list[str]:
+    """Markdown → balanced HTML units, in order. Units are joined with a newline to form a message."""
+    lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    units: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence:
+            marker, language = fence.group(1), fence.group(2)
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith(marker):
+                body.append(lines[i])
+                i += 1
+            i += 1  # the closing fence (or the end of an unclosed block)
+            units.append(code_block("\n".join(body), language))
+            continue
+        if _TABLE.match(line):
+            rows: list[str] = []
+            while i < len(lines) and _TABLE.match(lines[i]):
+                rows.append(lines[i].strip())
+                i += 1
+            units.append(code_block("\n".join(rows), ""))
+            continue
+        if _QUOTE.match(line):
+            quoted: list[str] = []
+            while i < len(lines) and (m := _QUOTE.match(lines[i])):
+                quoted.append(inline(m.group(1)))
+                i += 1
+            units.append("<blockquote>" + "\n".join(quoted) + "</blockquote>")
+            continue
+        units.append(_line(line))
+        i += 1
+    return _trim_blank(units)
+
+
+def _line(line: str) -> str:
+    if not line.strip():
+        return ""
+    if m := _HEADING.match(line):
+        return f"<b>{inline(m.group(1))}</b>"
+    if _RULE.match(line):
+        return "──────────"
+    if m := _BULLET.match(line):
+        return f"{_indent(m.group(1))}• {inline(m.group(2))}"
+    if m := _NUMBERED.match(line):
+        return f"{_indent(m.group(1))}{m.group(2)}. {inline(m.group(3))}"
+    return inline(line.rstrip())
+
+
+def _indent(spaces: str) -> str:
+    # Telegram trims nothing inside a message, but a tab renders too wide; two spaces per level.
+    depth = len(spaces.expandtabs(4)) // 2
+    return "  " * min(depth, 6)
+
+
+def code_block(code: str, language: str = "") -> str:
+    body = escape_code(code)
+    if language:
+        return f'<pre><code class="language-{html.escape(language, quote=True)}">{body}</code></pre>'
+    return f"<pre>{body}</pre>"
+
+
+def _trim_blank(units: list[str]) -> list[str]:
+    # Collapse runs of blank units: one blank line separates paragraphs, more is noise.
+    out: list[str] = []
+    for unit in units:
+        if unit == "" and (not out or out[-1] == ""):
+            continue
+        out.append(unit)
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
+def sources_markdown(sources: Iterable[Source], language: str) -> str:
+    items = [s for s in sources if s.url or s.title]
+    if not items:
+        return ""
+    lines = [f"**{_SOURCES_TITLE.get(language, 'Sources')}**"]
+    for n, source in enumerate(items, start=1):
+        title = source.title.replace("[", "(").replace("]", ")") or source.url
+        lines.append(f"{n}. [{title}]({source.url})" if source.url else f"{n}. {title}")
+    return "\n".join(lines)
+
+
+def reply_markdown(reply: Reply) -> str:
+    """The whole reply as Markdown: the core's text, then its sources."""
+    parts = [reply.text.strip()]
+    sources = sources_markdown(reply.sources, reply.language)
+    if sources:
+        parts.append(sources)
+    return "\n\n".join(p for p in parts if p)
+
+
+def progress_html(text: str) -> str:
+    return "⏳ " + inline(text.strip())

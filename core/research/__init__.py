@@ -1,0 +1,95 @@
+"""The research agent: with an LLM key set, the bot researches a question with read-only tools
+and answers with citations that a tool really returned.
+
+`build_research_agent(settings, redis, keys)` is the one entry point; it returns None when no
+ANTHROPIC_API_KEY is configured (the bot then answers with the offline triage only).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import httpx
+
+from core.keys import Keys
+from core.research.agent import ResearchAgent
+from core.research.anthropic_client import AnthropicClient
+from core.research.cache import ToolCache
+from core.research.loop import LoopLimits
+from core.research.model import ModelClient, Usage
+from core.research.redact import Redactor
+from core.research.repos import canonical_urls
+from core.research.tools.code import LocalRepos, ReadFile, SearchCode
+from core.research.tools.deepwiki import AskDeepWiki, DeepWiki, ReadWikiStructure
+from core.research.tools.diagnostics import LookupDiagnostics
+from core.research.tools.issues import GetIssue, IssueApis, SearchIssues
+from core.research.tools.registry import ToolRegistry
+from core.research.types import ResearchOutcome, ResearchRequest, TraceStep
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from bot.settings import Settings
+
+__all__ = [
+    "ResearchAgent",
+    "ResearchOutcome",
+    "ResearchRequest",
+    "TraceStep",
+    "Usage",
+    "build_research_agent",
+    "build_registry",
+]
+
+
+def build_registry(settings: "Settings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient) -> ToolRegistry:
+    """The seven read-only tools, wired from settings."""
+    from bot.settings import secret  # noqa: PLC0415 - core must not import bot at module load
+
+    timeout = settings.tool_timeout_seconds
+    repos = LocalRepos(settings.repos_dir, dict(settings.repo_urls), git_timeout=timeout)
+    apis = IssueApis(
+        http,
+        settings.github_api_url,
+        secret(settings.github_token),
+        settings.gitcode_api_url,
+        secret(settings.gitcode_token),
+    )
+    deepwiki = DeepWiki(settings.deepwiki_mcp_url)
+    tools = [
+        LookupDiagnostics(timeout=timeout),
+        SearchCode(repos, settings.cache_ttl_code_seconds, timeout),
+        ReadFile(repos, settings.cache_ttl_code_seconds, timeout),
+        SearchIssues(apis, settings.cache_ttl_issues_seconds, timeout),
+        GetIssue(apis, settings.cache_ttl_issues_seconds, timeout),
+        AskDeepWiki(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
+        ReadWikiStructure(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
+    ]
+    return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
+
+
+def build_research_agent(
+    settings: "Settings", redis: "Redis | None", keys: Keys, *, client: ModelClient | None = None
+) -> ResearchAgent | None:
+    """The research agent, or None when no model key is configured."""
+    from bot.settings import secret  # noqa: PLC0415
+
+    if client is None and not settings.llm_enabled:
+        return None
+    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.tool_timeout_seconds, connect=10.0))
+    client = client or AnthropicClient(
+        api_key=secret(settings.anthropic_api_key),
+        model=settings.anthropic_model,
+        base_url=settings.anthropic_base_url,
+        max_tokens=settings.anthropic_max_tokens,
+        max_retries=settings.anthropic_max_retries,
+        stream=settings.anthropic_stream,
+        timeout=settings.research_deadline_seconds,
+    )
+    return ResearchAgent(
+        client=client,
+        registry=build_registry(settings, redis, keys, http),
+        redactor=Redactor.from_settings(settings),
+        limits=LoopLimits(max_steps=settings.research_max_steps, deadline_seconds=settings.research_deadline_seconds),
+        allowed_urls=canonical_urls(),
+        closers=(http.aclose,),
+    )

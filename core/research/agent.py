@@ -1,0 +1,135 @@
+"""The research agent: one question in, one verified answer (or a clean failure) out."""
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Iterable
+
+from core.messages import Progress
+from core.research.citations import Evidence, find_urls, verify_answer
+from core.research.loop import LoopLimits, run_loop
+from core.research.model import Message, ModelClient, TextBlock
+from core.research.prompts import SYSTEM_PROMPT, user_turn
+from core.research.redact import Redactor, defang_mentions
+from core.research.tools.registry import ToolRegistry
+from core.research.types import ResearchOutcome, ResearchRequest
+
+log = logging.getLogger(__name__)
+
+HISTORY_TURNS = 12
+HISTORY_CHARS = 6000
+
+_EARLY_STOP = {
+    "budget": {
+        "en": "_I stopped researching at the step budget, so this answer may be incomplete._",
+        "zh": "_检索已达到步数上限，本回答可能不完整。_",
+    },
+    "deadline": {
+        "en": "_I stopped researching at the time limit, so this answer may be incomplete._",
+        "zh": "_检索已达到时间上限，本回答可能不完整。_",
+    },
+}
+# A Sources section the bot appended to an earlier answer: history keeps the prose only.
+_OLD_SOURCES = re.compile(r"\n+\*\*(Sources|来源)\*\*\n.*\Z", re.DOTALL)
+
+
+class ResearchAgent:
+    def __init__(
+        self,
+        *,
+        client: ModelClient,
+        registry: ToolRegistry,
+        redactor: Redactor,
+        limits: LoopLimits,
+        allowed_urls: Iterable[str] = (),
+        closers: Iterable[Callable[[], Awaitable[None]]] = (),
+    ) -> None:
+        self._client = client
+        self._registry = registry
+        self._redact = redactor
+        self._limits = limits
+        self._allowed_urls = tuple(allowed_urls)
+        self._closers = tuple(closers)
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self._registry
+
+    async def answer(self, request: ResearchRequest, progress: Callable[[Progress], Awaitable[None]]) -> ResearchOutcome:
+        try:
+            return await self._answer(request, progress)
+        except Exception as exc:  # never silence: the caller falls back to the triage answer
+            log.exception("research failed: %s", type(exc).__name__)
+            return ResearchOutcome(ok=False, text="", error=f"internal error ({type(exc).__name__})")
+
+    async def _answer(self, request: ResearchRequest, progress: Callable[[Progress], Awaitable[None]]) -> ResearchOutcome:
+        evidence = Evidence(self._allowed_urls)
+        evidence.allow(find_urls(request.triage_markdown))  # the offline diagnostic cites the knowledge base
+        messages = self.messages_for(request)
+        result = await run_loop(
+            client=self._client,
+            registry=self._registry,
+            system=SYSTEM_PROMPT,
+            messages=messages,
+            evidence=evidence,
+            limits=self._limits,
+            language=request.language,
+            progress=progress,
+        )
+        trace = tuple(result.trace)
+        tools_used = sum(1 for s in trace if s.kind == "tool")
+        log.info("research ended: %s after %d step(s), %d tool call(s)", result.stop, len(trace) - tools_used, tools_used)
+        if result.stop == "model_unavailable" or not result.text:
+            error = result.error or f"no answer ({result.stop})"
+            return ResearchOutcome(ok=False, text="", trace=trace, usage=result.usage, error=error)
+        text = defang_mentions(self._redact(result.text))
+        if result.stop in _EARLY_STOP:
+            text += "\n\n" + _EARLY_STOP[result.stop][request.language]
+        verified = verify_answer(text, evidence, request.language)
+        return ResearchOutcome(ok=True, text=verified.text, sources=verified.sources, trace=trace, usage=result.usage)
+
+    def messages_for(self, request: ResearchRequest) -> list[Message]:
+        """Earlier turns as plain messages (a stable, cacheable prefix), then this turn with its context."""
+        messages: list[Message] = []
+        for role, text in request.history[-HISTORY_TURNS:]:
+            if role not in ("user", "assistant") or not text.strip():
+                continue
+            text = _OLD_SOURCES.sub("", text)[:HISTORY_CHARS]
+            block = TextBlock(self._redact(text))
+            if messages and messages[-1].role == role:
+                messages[-1] = Message(role, messages[-1].blocks + (block,))  # type: ignore[arg-type]
+            else:
+                messages.append(Message(role, (block,)))  # type: ignore[arg-type]
+        if messages and messages[0].role == "assistant":
+            messages.insert(0, Message("user", (TextBlock("(earlier in this thread)"),)))
+        if messages:
+            messages[-1] = Message(messages[-1].role, messages[-1].blocks, cache_point=True)
+        current = TextBlock(
+            self._redact(
+                user_turn(
+                    question=request.question,
+                    language=request.language,
+                    repos=request.repos,
+                    known_env=request.known_env,
+                    triage_markdown=request.triage_markdown,
+                    user=request.user,
+                    channel=request.channel,
+                    today=request.today,
+                )
+            )
+        )
+        if messages and messages[-1].role == "user":
+            last = messages[-1]
+            messages[-1] = Message("user", last.blocks + (current,), cache_point=False)
+            if len(messages) > 1:
+                messages[-2] = Message(messages[-2].role, messages[-2].blocks, cache_point=True)
+        else:
+            messages.append(Message("user", (current,)))
+        return messages
+
+    async def aclose(self) -> None:
+        for close in (self._client.aclose, *self._closers):
+            try:
+                await close()
+            except Exception as exc:
+                log.warning("closing the research agent: %s", type(exc).__name__)

@@ -1,0 +1,163 @@
+"""`ModelClient` over the Anthropic Messages API (async SDK).
+
+Retries: the SDK retries 429/5xx/529 before a response starts. A stream that
+fails after it started (an `overloaded_error` event, a dropped connection, a
+message that never finished) is retried once as a whole turn here; after
+that the model counts as unavailable.
+
+Prompt caching: the tool list and the static system prompt are byte-stable
+and carry `cache_control`; so do the end of the thread history and the last
+message, so later steps of this answer, and the next question in the thread,
+reuse the prefix.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+
+from core.research.model import (
+    Message,
+    ModelReply,
+    ModelUnavailable,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUse,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+class AnthropicClient:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        model: str,
+        base_url: str | None = None,
+        max_tokens: int = 4096,
+        max_retries: int = 2,
+        stream: bool = True,
+        timeout: float = 120.0,
+    ) -> None:
+        # base_url None lets the SDK read ANTHROPIC_BASE_URL itself.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url or None, max_retries=max_retries, timeout=timeout
+        )
+        self._model = model
+        self._max_tokens = max_tokens
+        self._stream = stream
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> ModelReply:
+        params = self.request_params(system=system, tools=tools, messages=messages)
+        for attempt in (1, 2):
+            try:
+                message = await (self._streamed(params) if self._stream else self._client.messages.create(**params))
+            except _MidStreamFailure as failure:
+                if attempt == 1:
+                    log.warning("model stream failed mid-way (%s); retrying the turn once", failure)
+                    continue
+                raise ModelUnavailable(f"stream failed twice: {failure}") from None
+            except anthropic.APIStatusError as exc:
+                raise ModelUnavailable(f"model API error {exc.status_code} ({type(exc).__name__})") from None
+            except anthropic.APIConnectionError as exc:
+                raise ModelUnavailable(f"model API unreachable ({type(exc).__name__})") from None
+            return _reply(message)
+        raise AssertionError("unreachable")
+
+    async def _streamed(self, params: dict[str, Any]) -> Any:
+        # Errors before the response starts are the SDK's (already retried); errors after are ours.
+        manager = self._client.messages.stream(**params)
+        stream = await manager.__aenter__()
+        try:
+            try:
+                message = await stream.get_final_message()
+            except (anthropic.APIError, OSError, ValueError) as exc:
+                raise _MidStreamFailure(type(exc).__name__) from None
+            except Exception as exc:  # transport errors of the SDK's HTTP library
+                if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anyio"):
+                    raise _MidStreamFailure(type(exc).__name__) from None
+                raise
+            if message.stop_reason is None:
+                raise _MidStreamFailure("stream ended before the message finished")
+            return message
+        finally:
+            try:
+                await manager.__aexit__(None, None, None)
+            except Exception:  # closing a broken stream may fail again; the turn outcome is decided
+                pass
+
+    def request_params(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> dict[str, Any]:
+        tool_params: list[dict[str, Any]] = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools
+        ]
+        if tool_params:
+            tool_params[-1]["cache_control"] = _EPHEMERAL
+        wire_messages = [_message(m) for m in messages]
+        # Cache points: the marked history end, and the newest message (reused by the next step).
+        marks = [i for i, m in enumerate(messages) if m.cache_point]
+        for index in (marks[-1:] if marks else []) + [len(wire_messages) - 1]:
+            if 0 <= index < len(wire_messages) and wire_messages[index]["content"]:
+                wire_messages[index]["content"][-1]["cache_control"] = _EPHEMERAL
+        params: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": self._max_tokens,
+            "system": [{"type": "text", "text": system, "cache_control": _EPHEMERAL}],
+            "messages": wire_messages,
+        }
+        if tool_params:
+            params["tools"] = tool_params
+        return params
+
+
+class _MidStreamFailure(Exception):
+    pass
+
+
+def _message(message: Message) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for block in message.blocks:
+        if isinstance(block, TextBlock):
+            if block.text:
+                content.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolUse):
+            content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)})
+        elif isinstance(block, ToolResultBlock):
+            item: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+            if block.is_error:
+                item["is_error"] = True
+            content.append(item)
+    return {"role": message.role, "content": content}
+
+
+def _reply(message: Any) -> ModelReply:
+    blocks: list[TextBlock | ToolUse] = []
+    for block in message.content:
+        if block.type == "text":
+            blocks.append(TextBlock(block.text))
+        elif block.type == "tool_use":
+            blocks.append(ToolUse(block.id, block.name, dict(block.input or {})))
+    usage = message.usage
+    return ModelReply(
+        blocks=tuple(blocks),
+        stop_reason=message.stop_reason or "end_turn",
+        usage=Usage(
+            input=usage.input_tokens or 0,
+            output=usage.output_tokens or 0,
+            cache_write=getattr(usage, "cache_creation_input_tokens", None) or 0,
+            cache_read=getattr(usage, "cache_read_input_tokens", None) or 0,
+        ),
+    )

@@ -1,0 +1,136 @@
+"""Our own short tool-use loop.
+
+Each step is one model turn; when the model asks for tools, they run
+concurrently (each with its own timeout) and their results go back in the
+next turn. The loop stops on a final answer, the step budget, or the overall
+deadline; in the last two cases it keeps the best answer so far.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.messages import Language, Progress
+from core.research.citations import Evidence
+from core.research.model import (
+    Message,
+    ModelClient,
+    ModelReply,
+    ModelUnavailable,
+    TextBlock,
+    ToolResultBlock,
+    Usage,
+)
+from core.research.prompts import BUDGET_NUDGE, progress_text
+from core.research.tools.registry import ToolRegistry, ToolRun
+from core.research.types import TraceStep
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[Progress], Awaitable[None]]
+StopReason = Literal["answered", "budget", "deadline", "model_unavailable"]
+PROGRESS_TIMEOUT_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class LoopLimits:
+    max_steps: int = 8
+    deadline_seconds: float = 120.0  # tools have their own timeouts, capped by what is left of this
+
+
+@dataclass
+class LoopResult:
+    stop: StopReason
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    trace: list[TraceStep] = field(default_factory=list)
+    error: str = ""
+
+
+async def run_loop(
+    *,
+    client: ModelClient,
+    registry: ToolRegistry,
+    system: str,
+    messages: list[Message],
+    evidence: Evidence,
+    limits: LoopLimits,
+    language: Language,
+    progress: ProgressCallback,
+    clock: Callable[[], float] = time.monotonic,
+) -> LoopResult:
+    result = LoopResult(stop="answered")
+    deadline = clock() + limits.deadline_seconds
+    best_text = ""
+    messages = list(messages)
+    for step in range(1, max(1, limits.max_steps) + 1):
+        remaining = deadline - clock()
+        if remaining <= 0:
+            result.stop = "deadline"
+            break
+        started = clock()
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await client.complete(system=system, tools=registry.specs, messages=messages)
+        except TimeoutError:
+            result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note="deadline"))
+            result.stop = "deadline"
+            break
+        except ModelUnavailable as exc:
+            result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note=str(exc)))
+            result.stop, result.error = "model_unavailable", str(exc)
+            return result
+        result.usage += reply.usage
+        result.trace.append(
+            TraceStep("model", client.model, {}, (clock() - started) * 1000, True, step, usage=reply.usage, note=reply.stop_reason)
+        )
+        if reply.text:
+            best_text = reply.text
+        if not reply.tool_uses:
+            result.text = reply.text or best_text
+            result.stop = "answered"
+            return result
+        if step == limits.max_steps:
+            # The model still wants tools after the nudge: the budget is spent, keep what we have.
+            result.stop = "budget"
+            break
+        runs = await _run_tools(reply, registry, evidence, deadline - clock(), language, progress, step)
+        result.trace += [
+            TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, step, cached=r.cached, note=r.summary)
+            for r in runs
+        ]
+        results: list[TextBlock | ToolResultBlock] = [ToolResultBlock(r.tool_use_id, r.content, r.is_error) for r in runs]
+        if step + 1 == limits.max_steps:
+            results.append(TextBlock(BUDGET_NUDGE))
+            await _report(progress, Progress(progress_text("writing", language), step=step + 1, stage="writing"))
+        messages += [Message("assistant", reply.blocks), Message("user", tuple(results))]
+    result.text = best_text
+    return result
+
+
+async def _run_tools(
+    reply: ModelReply,
+    registry: ToolRegistry,
+    evidence: Evidence,
+    remaining: float,
+    language: Language,
+    progress: ProgressCallback,
+    step: int,
+) -> list[ToolRun]:
+    timeout = max(0.1, remaining)
+    for call in reply.tool_uses:
+        await _report(progress, Progress(registry.describe(call, language), step=step, stage="tool"))
+    return list(await asyncio.gather(*(registry.run(call, evidence, timeout) for call in reply.tool_uses)))
+
+
+async def _report(progress: ProgressCallback, update: Progress) -> None:
+    # Progress is cosmetic: a failing or stuck platform edit must not end or stall the research.
+    try:
+        async with asyncio.timeout(PROGRESS_TIMEOUT_SECONDS):
+            await progress(update)
+    except Exception as exc:
+        log.warning("progress callback failed: %s", type(exc).__name__)

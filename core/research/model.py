@@ -1,0 +1,103 @@
+"""The model client interface the tool loop talks to.
+
+The loop only knows these neutral types, so another provider (an
+OpenAI-compatible endpoint, say) is one more class implementing
+`ModelClient`, with no change to the loop.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Union
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = Union[TextBlock, ToolUse, ToolResultBlock]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation message.
+
+    `cache_point` is a hint that later requests will repeat everything up to
+    the end of this message, so a provider with prompt caching may mark it.
+    """
+
+    role: Literal["user", "assistant"]
+    blocks: tuple[Block, ...]
+    cache_point: bool = False
+
+
+@dataclass(frozen=True)
+class Usage:
+    input: int = 0
+    output: int = 0
+    cache_write: int = 0
+    cache_read: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_write + other.cache_write,
+            self.cache_read + other.cache_read,
+        )
+
+    @property
+    def total_input(self) -> int:
+        return self.input + self.cache_write + self.cache_read
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    blocks: tuple[TextBlock | ToolUse, ...]
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock)).strip()
+
+    @property
+    def tool_uses(self) -> tuple[ToolUse, ...]:
+        return tuple(b for b in self.blocks if isinstance(b, ToolUse))
+
+
+class ModelUnavailable(Exception):
+    """The model could not answer after the retries. The message is safe to log (no secrets, no text)."""
+
+
+class ModelClient(Protocol):
+    @property
+    def model(self) -> str: ...
+
+    async def complete(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> ModelReply:
+        """One model turn. Raises ModelUnavailable when the provider stays unavailable."""
+        ...
+
+    async def aclose(self) -> None: ...

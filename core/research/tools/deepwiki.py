@@ -1,0 +1,140 @@
+"""`ask_deepwiki` and `read_wiki_structure` through DeepWiki's MCP server (streamable HTTP).
+
+One short MCP session per call: DeepWiki answers take seconds to minutes, so
+the handshake is noise, and nothing long-lived has to survive a dropped
+connection. "Repository not found" becomes a not-indexed result that sends
+the model to local code search.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from mcp import Client
+from pydantic import Field, field_validator
+
+from core.messages import Language, Source
+from core.research.repos import find_repo, repo_names
+from core.research.tools.base import RepoArgs, ToolArgs, ToolOutput, failure, input_schema, short
+
+log = logging.getLogger(__name__)
+
+_NOT_FOUND = "repository not found"
+
+
+class DeepWiki:
+    def __init__(self, url: str) -> None:
+        self._url = url
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Text of the tool result and whether DeepWiki flagged it as an error."""
+        async with Client(self._url, mode="legacy", cache=None) as client:
+            result = await client.call_tool(tool, arguments)
+        text = "".join(getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text")
+        return text.strip(), bool(result.is_error)
+
+
+def _not_indexed(repos: list[str]) -> ToolOutput:
+    names = ", ".join(repos)
+    return failure(
+        f"DeepWiki has not indexed {names} (it answered: repository not found). Do not ask DeepWiki about "
+        f"{'it' if len(repos) == 1 else 'them'} again; use search_code and read_file on the local clone, "
+        "or search_issues."
+    )
+
+
+class AskDeepWikiArgs(ToolArgs):
+    repo: str | list[str]
+    question: str = Field(min_length=3, max_length=2000)
+
+    @field_validator("repo")
+    @classmethod
+    def _allowlisted(cls, value: str | list[str]) -> str | list[str]:
+        names = [value] if isinstance(value, str) else value
+        if not names or len(names) > 10:
+            raise ValueError("give one repository or a list of up to 10")
+        canonical = []
+        for name in names:
+            repo = find_repo(name)
+            if repo is None:
+                raise ValueError(f"'{short(name, 60)}' is not allowlisted; use one of: {', '.join(repo_names())}")
+            canonical.append(repo.name)
+        return canonical[0] if isinstance(value, str) else canonical
+
+    @property
+    def repos(self) -> list[str]:
+        return [self.repo] if isinstance(self.repo, str) else list(self.repo)
+
+
+class AskDeepWiki:
+    name: ClassVar[str] = "ask_deepwiki"
+    description: ClassVar[str] = (
+        "Ask DeepWiki (an AI-generated wiki over a repository's code and docs) a question about one "
+        "repository or a list of repositories. Best for architecture, how a feature works, configuration "
+        "and deployment. Ask in English with precise technical terms. For vllm-ascend questions that "
+        "touch inherited behaviour, also ask about vllm-project/vllm. Answers are summaries: confirm "
+        "important details with search_code/read_file when a clone exists."
+    )
+    Args: ClassVar[type[AskDeepWikiArgs]] = AskDeepWikiArgs
+    schema = input_schema(
+        AskDeepWikiArgs,
+        {"repo": "One repository (owner/name) or a list of them.", "question": "The question, in English."},
+    )
+
+    def __init__(self, deepwiki: DeepWiki, cache_ttl: int, timeout: float) -> None:
+        self._deepwiki = deepwiki
+        self.cache_ttl = cache_ttl
+        self.timeout = timeout
+
+    def describe(self, args: AskDeepWikiArgs, language: Language) -> str:
+        names = ", ".join(args.repos)
+        return f"正在向 DeepWiki 询问 {names}：{short(args.question)}" if language == "zh" else f"Asking DeepWiki about {names}: {short(args.question)}"
+
+    async def run(self, args: AskDeepWikiArgs) -> ToolOutput:
+        try:
+            text, is_error = await self._deepwiki.call("ask_question", {"repoName": args.repo, "question": args.question})
+        except Exception as exc:  # transport failures of the MCP client surface as many types
+            log.warning("deepwiki ask_question failed: %s", type(exc).__name__)
+            return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code or search_issues instead.")
+        if _NOT_FOUND in text.lower():
+            return _not_indexed(args.repos)
+        if is_error or not text:
+            return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
+        links = [f"https://deepwiki.com/{name}" for name in args.repos]
+        head = f"DeepWiki answer about {', '.join(args.repos)} ({' '.join(links)}):"
+        return ToolOutput(f"{head}\n{text}", tuple(Source(f"DeepWiki: {n}", l) for n, l in zip(args.repos, links)))
+
+
+class ReadWikiStructureArgs(RepoArgs):
+    pass
+
+
+class ReadWikiStructure:
+    name: ClassVar[str] = "read_wiki_structure"
+    description: ClassVar[str] = (
+        "List the DeepWiki topics of one repository. Use it when unsure which part of a repository covers "
+        "a topic, then ask_deepwiki a focused question."
+    )
+    Args: ClassVar[type[ReadWikiStructureArgs]] = ReadWikiStructureArgs
+    schema = input_schema(ReadWikiStructureArgs, {"repo": "Repository, owner/name."})
+
+    def __init__(self, deepwiki: DeepWiki, cache_ttl: int, timeout: float) -> None:
+        self._deepwiki = deepwiki
+        self.cache_ttl = cache_ttl
+        self.timeout = timeout
+
+    def describe(self, args: ReadWikiStructureArgs, language: Language) -> str:
+        return f"正在查看 {args.repo} 的 DeepWiki 目录" if language == "zh" else f"Reading the DeepWiki topics of {args.repo}"
+
+    async def run(self, args: ReadWikiStructureArgs) -> ToolOutput:
+        try:
+            text, is_error = await self._deepwiki.call("read_wiki_structure", {"repoName": args.repo})
+        except Exception as exc:
+            log.warning("deepwiki read_wiki_structure failed: %s", type(exc).__name__)
+            return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code instead.")
+        if _NOT_FOUND in text.lower():
+            return _not_indexed([args.repo])
+        if is_error or not text:
+            return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
+        link = f"https://deepwiki.com/{args.repo}"
+        return ToolOutput(f"DeepWiki topics of {args.repo} ({link}):\n{text}", (Source(f"DeepWiki: {args.repo}", link),))

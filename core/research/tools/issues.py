@@ -1,0 +1,234 @@
+"""`search_issues` and `get_issue`: GitHub REST for vllm-project/* and sgl-project/*,
+GitCode API v5 for the Ascend originals of MindIE-* and msModelSlim.
+
+Tokens are optional and travel only in the Authorization header (never in a
+URL, so they cannot leak through an error message). Rate limits and HTTP
+errors come back as tool results the model can read.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar, Literal
+
+import httpx
+from pydantic import Field
+
+from core.messages import Language, Source
+from core.research.repos import RepoInfo
+from core.research.tools.base import RepoArgs, ToolOutput, failure, input_schema, short
+
+SEARCH_LIMIT = 10
+BODY_CHARS = 6000
+SNIPPET_CHARS = 240
+COMMENT_CHARS = 1500
+MAX_COMMENTS = 8
+
+
+class IssueApis:
+    """HTTP access to both trackers, sharing one connection pool."""
+
+    def __init__(self, http: httpx.AsyncClient, github_url: str, github_token: str, gitcode_url: str, gitcode_token: str) -> None:
+        self._http = http
+        self._github = github_url.rstrip("/")
+        self._gitcode = gitcode_url.rstrip("/")
+        self._github_headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+        if github_token:
+            self._github_headers["Authorization"] = f"Bearer {github_token}"
+        self._gitcode_headers = {"Accept": "application/json"}
+        if gitcode_token:
+            self._gitcode_headers["Authorization"] = f"Bearer {gitcode_token}"
+
+    async def get(self, repo: RepoInfo, path: str, params: dict[str, Any] | None = None) -> Any:
+        """GET a tracker path; raises _ApiProblem with a model-readable message on failure."""
+        github = repo.issue_host == "github"
+        base, headers = (self._github, self._github_headers) if github else (self._gitcode, self._gitcode_headers)
+        host = "GitHub" if github else "GitCode"
+        try:
+            response = await self._http.get(base + path, params=params, headers=headers)
+        except httpx.HTTPError as exc:
+            raise _ApiProblem(f"{host} could not be reached ({type(exc).__name__}). Try again later or use other tools.") from None
+        if response.status_code == 429 or (
+            response.status_code == 403 and response.headers.get("x-ratelimit-remaining") == "0"
+        ):
+            raise _ApiProblem(_rate_limited(host, response, bool(headers.get("Authorization"))))
+        if response.status_code == 404:
+            raise _ApiProblem(f"{host} returned 404 (not found) for {repo.issue_repo}.")
+        if response.status_code in (401, 403):
+            raise _ApiProblem(f"{host} refused the request (HTTP {response.status_code}); the token may be missing or invalid.")
+        if response.status_code >= 400:
+            raise _ApiProblem(f"{host} returned HTTP {response.status_code}: {_error_message(response)}")
+        try:
+            return response.json()
+        except ValueError:
+            raise _ApiProblem(f"{host} returned a response that is not JSON.") from None
+
+
+class _ApiProblem(Exception):
+    pass
+
+
+def _rate_limited(host: str, response: httpx.Response, has_token: bool) -> str:
+    wait = response.headers.get("retry-after")
+    reset = response.headers.get("x-ratelimit-reset")
+    if not wait and reset and reset.isdigit():
+        wait = str(max(0, int(reset) - int(time.time())))
+    when = f" for about {wait} s" if wait else ""
+    hint = "" if has_token else f" (an operator can set {'GITHUB_TOKEN' if host == 'GitHub' else 'GITCODE_TOKEN'} for a higher limit)"
+    return (
+        f"{host} rate limit reached{when}{hint}. Do not call {host} issue tools again in this answer; "
+        "continue with ask_deepwiki, search_code or what you already found."
+    )
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return "no details"
+    message = data.get("message") if isinstance(data, dict) else None
+    return short(str(message), 200) if message else "no details"
+
+
+def _one_line(text: str | None, limit: int) -> str:
+    return short(text or "", limit)
+
+
+def _clip(text: str | None, limit: int) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
+
+
+class SearchIssuesArgs(RepoArgs):
+    query: str = Field(min_length=1, max_length=256)
+    state: Literal["open", "closed", "all"] = "all"
+
+
+class SearchIssues:
+    name: ClassVar[str] = "search_issues"
+    description: ClassVar[str] = (
+        "Search the issue tracker of one repository (GitHub for vllm-project/* and sgl-project/*, GitCode "
+        "for the Ascend originals of MindIE-* and msModelSlim). Use it proactively for error codes "
+        "(e.g. 507015), version-specific bugs, feature-combination failures and hardware-specific problems. "
+        "Returns issue numbers, titles, states and links; read one with get_issue. Queries in English; "
+        "also try key identifiers, since many titles are in Chinese."
+    )
+    Args: ClassVar[type[SearchIssuesArgs]] = SearchIssuesArgs
+    schema = input_schema(
+        SearchIssuesArgs,
+        {
+            "repo": "Repository, owner/name.",
+            "query": "Keywords, an error code or an error message fragment.",
+            "state": "open, closed or all (default all).",
+        },
+    )
+
+    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float) -> None:
+        self._apis = apis
+        self.cache_ttl = cache_ttl
+        self.timeout = timeout
+
+    def describe(self, args: SearchIssuesArgs, language: Language) -> str:
+        if language == "zh":
+            return f"正在搜索 {args.repo} 的 issue：{short(args.query)}"
+        return f"Searching {args.repo} issues for {short(args.query)}"
+
+    async def run(self, args: SearchIssuesArgs) -> ToolOutput:
+        repo = args.info
+        try:
+            if repo.issue_host == "github":
+                items, total = await self._github(repo, args)
+            else:
+                items, total = await self._gitcode(repo, args)
+        except _ApiProblem as problem:
+            return failure(str(problem))
+        where = f"{'GitHub' if repo.issue_host == 'github' else 'GitCode'} issues of {repo.issue_repo}"
+        head = f"{where} matching \"{args.query}\" (state {args.state})"
+        if not items:
+            return ToolOutput(f"{head}: no results. Try fewer or different keywords.")
+        lines = [f"{head}: {total if total is not None else len(items)} result(s), showing {len(items)}"]
+        sources = []
+        for item in items:
+            number, url, title = item["number"], item["html_url"], _one_line(item.get("title"), 160)
+            state = item.get("state", "?")
+            comments = item.get("comments")
+            updated = str(item.get("updated_at") or "")[:10]
+            lines.append(f"- #{number} [{state}] {title}\n  {url} (comments: {comments}, updated {updated})")
+            snippet = _one_line(item.get("body"), SNIPPET_CHARS)
+            if snippet:
+                lines.append(f"  > {snippet}")
+            sources.append(Source(f"{repo.issue_repo}#{number}: {title}", url))
+        return ToolOutput("\n".join(lines), tuple(sources))
+
+    async def _github(self, repo: RepoInfo, args: SearchIssuesArgs) -> tuple[list[dict], int | None]:
+        q = f"{args.query} repo:{repo.issue_repo} is:issue" + ("" if args.state == "all" else f" state:{args.state}")
+        data = await self._apis.get(repo, "/search/issues", {"q": q, "per_page": SEARCH_LIMIT})
+        items = [i for i in (data.get("items") or []) if isinstance(i, dict) and i.get("html_url")]
+        return items[:SEARCH_LIMIT], data.get("total_count")
+
+    async def _gitcode(self, repo: RepoInfo, args: SearchIssuesArgs) -> tuple[list[dict], int | None]:
+        params: dict[str, Any] = {"q": args.query, "repo": repo.issue_repo, "per_page": SEARCH_LIMIT}
+        if args.state != "all":
+            params["state"] = args.state
+        data = await self._apis.get(repo, "/search/issues", params)
+        items = data if isinstance(data, list) else []
+        return [i for i in items if isinstance(i, dict) and i.get("html_url")][:SEARCH_LIMIT], None
+
+
+class GetIssueArgs(RepoArgs):
+    number: int = Field(ge=1, le=10_000_000)
+
+
+class GetIssue:
+    name: ClassVar[str] = "get_issue"
+    description: ClassVar[str] = (
+        "Read one issue of a repository: title, state, labels, body and its first comments, with the "
+        "commenter's role (maintainer comments are more reliable than bot or stale-closing messages)."
+    )
+    Args: ClassVar[type[GetIssueArgs]] = GetIssueArgs
+    schema = input_schema(GetIssueArgs, {"repo": "Repository, owner/name.", "number": "Issue number."})
+
+    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float) -> None:
+        self._apis = apis
+        self.cache_ttl = cache_ttl
+        self.timeout = timeout
+
+    def describe(self, args: GetIssueArgs, language: Language) -> str:
+        return f"正在阅读 {args.repo} 的 issue #{args.number}" if language == "zh" else f"Reading {args.repo} issue #{args.number}"
+
+    async def run(self, args: GetIssueArgs) -> ToolOutput:
+        repo = args.info
+        path = f"/repos/{repo.issue_repo}/issues/{args.number}"
+        try:
+            issue = await self._apis.get(repo, path)
+        except _ApiProblem as problem:
+            return failure(str(problem).replace(f"for {repo.issue_repo}", f"for issue #{args.number} of {repo.issue_repo}"))
+        if not isinstance(issue, dict) or not issue.get("html_url"):
+            return failure(f"Issue #{args.number} of {repo.issue_repo} came back empty.")
+        comments: list[dict] = []
+        comments_note = ""
+        try:
+            data = await self._apis.get(repo, f"{path}/comments", {"per_page": MAX_COMMENTS})
+            comments = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
+        except _ApiProblem as problem:
+            comments_note = f"\n(comments unavailable: {problem})"
+        url = issue["html_url"]
+        labels = ", ".join(str(l.get("name")) for l in issue.get("labels") or [] if isinstance(l, dict))
+        author = (issue.get("user") or {}).get("login", "?")
+        lines = [
+            f"Issue #{args.number} of {repo.issue_repo}: {_one_line(issue.get('title'), 200)}",
+            url,
+            f"state: {issue.get('state')}; labels: {labels or 'none'}; author: {author}; "
+            f"created {str(issue.get('created_at') or '')[:10]}; comments: {issue.get('comments', len(comments))}",
+            "",
+            _clip(issue.get("body"), BODY_CHARS) or "(no description)",
+        ]
+        for comment in comments[:MAX_COMMENTS]:
+            who = (comment.get("user") or {}).get("login", "?")
+            role = comment.get("author_association")
+            role_text = f" [{role}]" if role and role != "NONE" else ""
+            lines += ["", f"--- comment by {who}{role_text}, {str(comment.get('created_at') or '')[:10]}", _clip(comment.get("body"), COMMENT_CHARS)]
+        total = issue.get("comments")
+        if isinstance(total, int) and total > len(comments[:MAX_COMMENTS]):
+            lines.append(f"\n({total - len(comments[:MAX_COMMENTS])} later comments not shown; see {url})")
+        text = "\n".join(lines) + comments_note
+        return ToolOutput(text, (Source(f"{repo.issue_repo}#{args.number}: {_one_line(issue.get('title'), 120)}", url),))

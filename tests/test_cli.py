@@ -1,0 +1,83 @@
+"""The command line as a user runs it: real subprocesses, no network, no tokens."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bot(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SLACK_", "TELEGRAM_", "FEISHU_", "WECOM_"))}
+    base.pop("REDIS_URL", None)
+    base.update(env or {})
+    return subprocess.run([sys.executable, "-m", "bot", *args], input=stdin, capture_output=True, cwd=ROOT, env=base, timeout=timeout)
+
+
+def test_ask_prints_a_markdown_answer():
+    result = run_bot("ask", "vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup")
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode()
+    assert "vllm-ascend" in out and "0.9.1" in out
+
+
+def test_ask_json_reports_kind_repos_and_language():
+    result = run_bot("ask", "--json", "--offline", "MindIE 怎么部署？")
+    data = json.loads(result.stdout)
+    assert data["kind"] == "clarify" and data["language"] == "zh"
+    assert {"repo", "label"} <= set(data["options"][0])
+    assert set(data) >= {"kind", "repos", "options", "text", "sources", "language"}
+
+
+def test_ask_json_stdin_answers_every_line_in_order_even_with_bad_bytes():
+    lines = [b"How do I install vllm-ascend on Atlas 800I A2?", b"\xff\xfe broken bytes", b"", "今天天气如何".encode()]
+    result = run_bot("ask", "--json", "-", stdin=b"\n".join(lines) + b"\n")
+    assert result.returncode == 0, result.stderr.decode()
+    rows = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert len(rows) == 4
+    assert rows[0]["kind"] == "answer" and rows[0]["repos"] == ["vllm-project/vllm-ascend"]
+    assert rows[3]["kind"] == "out_of_scope" and rows[3]["language"] == "zh"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_starts_an_embedded_redis_and_stops_cleanly(tmp_path):
+    port = _free_port()
+    base = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    base["DATA_DIR"] = str(tmp_path / "data")
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "serve", "--port", str(port)], cwd=ROOT, env=base,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        body = b""
+        while time.monotonic() < deadline:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert json.loads(body)["redis"] is True
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out.decode()
+    assert b"embedded redis-server" in out
+    assert (tmp_path / "data" / "redis").exists()
+
+
+def test_doctor_reports_what_is_missing():
+    result = run_bot("doctor", env={"SLACK_BOT_TOKEN": "xoxb-secret-value"})
+    out = result.stdout.decode()
+    assert result.returncode == 1  # slack half-configured is a problem
+    assert "SLACK_SIGNING_SECRET" in out and "xoxb-secret-value" not in out
