@@ -23,5 +23,16 @@ class Metrics:
     def count_event(self, platform: str, outcome: object) -> None:
         self.events.labels(platform, getattr(outcome, "value", str(outcome))).inc()
 
+    def observe_research(self, outcome: object) -> None:
+        """Model tokens and tool calls of one research answer."""
+        usage = getattr(outcome, "usage", None)
+        for kind in ("input", "output", "cache_write", "cache_read"):
+            tokens = int(getattr(usage, kind, 0) or 0)
+            if tokens:
+                self.model_tokens.labels(kind).inc(tokens)
+        for step in getattr(outcome, "trace", ()):
+            if getattr(step, "kind", "tool") == "tool":
+                self.tool_calls.labels(getattr(step, "tool", "?"), str(bool(getattr(step, "ok", True))).lower()).inc()
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -6,7 +6,6 @@ Secrets are `SecretStr` so they never print in a repr, a log line or a reply.
 """
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -116,7 +115,7 @@ class Settings(BaseSettings):
     wecom_ws_reconnect_base_seconds: float = 1.0
     wecom_ws_reconnect_max_seconds: float = 30.0
 
-    @cached_property
+    @property
     def llm_enabled(self) -> bool:
         return self.anthropic_api_key is not None and bool(self.anthropic_api_key.get_secret_value())
 

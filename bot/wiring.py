@@ -120,6 +120,7 @@ def build_components(
             researcher=researcher,
             limits=conversation_limits(settings),
             budget=TokenBudget(client, keys, settings.daily_token_budget),
+            on_research=metrics.observe_research,
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
     components = Components(

@@ -80,7 +80,9 @@ class Conversation:
         limits: ConversationLimits = ConversationLimits(),
         clock: Callable[[], float] = time.time,
         budget: TokenBudget | None = None,
+        on_research: Callable[[Any], None] | None = None,
     ) -> None:
+        self._on_research = on_research  # metrics hook: sees each research outcome (usage, trace)
         self._sessions = sessions
         self._researcher = researcher
         self._budget = budget
@@ -128,8 +130,14 @@ class Conversation:
         await progress(Progress(text("progress_routing", language), stage="routing"))
         decision = route(analysed, session_repos=session.repos)
         if decision.action == "out_of_scope":
-            await self._remember(key, body, None, language)
+            await self._remember_question(key, body)
             return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
+        if decision.action == "clarify" and pending is not None:
+            # One clarification round per question: a reply that is still ambiguous goes ahead with
+            # the most likely option (options are ordered by likelihood) instead of asking again.
+            repos = tuple(dict.fromkeys((*pending.settled_repos, *decision.repos, pending.options[0].repo)))
+            question = f"{pending.question}\n{body}"
+            return await self._answer(message, question, repos, pending.language, progress, clarified=False)
         if decision.action == "clarify":
             return await self._clarify(key, body, decision, language)
         return await self._answer(message, body, decision.repos, language, progress, clarified=False)
@@ -212,6 +220,8 @@ class Conversation:
                 progress,
             )
             trace = tuple(_trace_dict(step) for step in outcome.trace)
+            if self._on_research is not None:
+                self._on_research(outcome)
             if self._budget is not None:
                 await self._budget.spend(_tokens_of(outcome))
             if outcome.ok:
@@ -231,7 +241,7 @@ class Conversation:
         await self._sessions.update(key, store)
         return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id)
 
-    async def _remember(self, key: str, question: str, answer: str | None, language: Language) -> None:
+    async def _remember_question(self, key: str, question: str) -> None:
         def store(s: Session) -> Session:
             s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
             return replace(s, pending=None, expired_pending=False)

@@ -178,3 +178,11 @@ async def test_a_clarification_keeps_the_part_of_the_question_already_settled(co
     key = next(o.key for o in asked.options if o.repo == "verylucky01/MindIE-LLM")
     answered = await conversation.handle(message("MindIE-LLM", choice=key))
     assert set(answered.repos) == {"vllm-project/vllm-ascend", "verylucky01/MindIE-LLM"}
+
+
+async def test_only_one_clarification_round_per_question(conversation):
+    asked = await conversation.handle(message("MindIE 部署失败怎么办？"))
+    assert asked.kind is ReplyKind.CLARIFY
+    again = await conversation.handle(message("就是 MindIE 那个"))  # still ambiguous
+    assert again.kind is ReplyKind.ANSWER
+    assert again.repos and again.repos[0] == asked.options[0].repo

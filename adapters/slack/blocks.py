@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.feishu.split import split_markdown  # generic fence-aware splitter; cost = characters here
+from adapters.common.split import split_markdown
 from adapters.slack.mrkdwn import defang_markdown, escape, link, plain, to_mrkdwn
 from core.messages import Language, Reply, ReplyKind, Source
 
