@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis.asyncio as aioredis  # noqa: E402
 
+from bench._common import percentile  # noqa: E402
 from bot.embedded_redis import start_embedded_redis  # noqa: E402
 from core.conversation import Conversation  # noqa: E402
 from core.keys import Keys  # noqa: E402
@@ -42,9 +43,6 @@ class CountingRedis(aioredis.Redis):
         return await super().execute_command(*args, **options)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def main(count: int) -> None:
@@ -71,7 +69,7 @@ async def main(count: int) -> None:
             latencies.append((time.perf_counter() - t0) * 1000)
         elapsed = time.perf_counter() - started
         print(f"messages: {count}")
-        print(f"latency per message: p50 {percentile(latencies, 0.5):.2f} ms, p99 {percentile(latencies, 0.99):.2f} ms, "
+        print(f"latency per message: p50 {percentile(latencies, 50):.2f} ms, p99 {percentile(latencies, 99):.2f} ms, "
               f"mean {statistics.mean(latencies):.2f} ms")
         print(f"throughput: {count / elapsed:.0f} messages/s (one coroutine, sequential)")
         print(f"redis round trips per turn: {CountingRedis.round_trips / count:.2f}")

@@ -19,12 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
+from bench._common import percentile  # noqa: E402
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * p / 100
-    low, high = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
 
 
 from core.keys import Keys  # noqa: E402

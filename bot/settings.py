@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     # --- model (research agent) -------------------------------------------------------------
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None  # SDK default when unset
-    anthropic_model: str = "claude-sonnet-4-5"
+    anthropic_model: str = "claude-sonnet-5"
     research_max_steps: int = 8
     research_deadline_seconds: float = 120.0
     tool_timeout_seconds: float = 30.0
@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     cache_ttl_deepwiki_seconds: int = 24 * 3600
     cache_ttl_issues_seconds: int = 3600
     cache_ttl_code_seconds: int = 600
-    anthropic_max_tokens: int = 4096
+    anthropic_max_tokens: int = 16000  # covers adaptive thinking plus the answer
     anthropic_max_retries: int = 2  # the SDK's own retries for 429/5xx/529
     anthropic_stream: bool = True
     deepwiki_timeout_seconds: float = 90.0  # DeepWiki answers take tens of seconds

@@ -16,7 +16,7 @@ from typing import Any
 
 from redis.exceptions import RedisError, ResponseError
 
-from adapters.base import Responder
+from adapters.base import Delivered, Responder
 from bot.wiring import Components
 from core.language import detect_language
 from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
@@ -27,6 +27,16 @@ log = logging.getLogger(__name__)
 GROUP = "workers"
 BLOCK_MS = 1000
 REDIS_RETRIES_PER_JOB = 6
+
+# KEYS[1] stream. ARGV: group, consumer, job id. Renew our claim only while we still own the job:
+# 1 renewed, 0 another worker took it over (our lease lapsed), -1 no longer pending (acked).
+_RENEW_IF_OWNER = """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
+if #p == 0 then return -1 end
+if p[1][2] ~= ARGV[2] then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
+return 1
+"""
 
 
 def consumer_name() -> str:
@@ -41,6 +51,10 @@ class Worker:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._last_claim = 0.0
+        self._renew = components.redis.register_script(_RENEW_IF_OWNER)
+        # Replies already delivered by a run of the job in this process whose bookkeeping then
+        # failed on Redis: the in-process retry records them instead of posting again.
+        self._delivered: dict[str, Delivered] = {}
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -109,7 +123,10 @@ class Worker:
         _, entries, *_ = await self.c.redis.xautoclaim(
             self.c.keys.jobs, GROUP, self.name, min_idle_time=lease_ms, start_id="0-0", count=1
         )
-        return [(_s(i), f) for i, f in entries if f]
+        found = [(_s(i), f) for i, f in entries if f]
+        if found:
+            self._last_claim = 0.0  # a dead worker may have left more: look again at once
+        return found
 
     # --- one job ---------------------------------------------------------------------------
 
@@ -143,6 +160,12 @@ class Worker:
         heartbeat = asyncio.create_task(self._renew_lease(job_id))
         try:
             await self._wait_for_turn(job_id, order_key)
+            done = self._delivered.get(job_id)
+            if done is not None:  # delivered by an earlier run here; only the bookkeeping failed
+                await redis.set(keys.delivery(job_id), ",".join(done.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
+                await self._complete(job_id, order_key)
+                self._delivered.pop(job_id, None)
+                return
             if await redis.exists(keys.delivery(job_id)):
                 await self._complete(job_id, order_key)  # answered before a crash prevented the ack
                 return
@@ -163,9 +186,16 @@ class Worker:
             elif reply is _SILENT:
                 await self._complete(job_id, order_key)
                 return
+            if await self._renew(keys=[keys.jobs], args=[GROUP, self.name, job_id]) != 1:
+                # Our lease lapsed (e.g. Redis was away) and another worker owns the job now, or
+                # finished it: it answers; posting here as well would answer twice.
+                log.warning("job %s was taken over by another worker; not answering it here", job_id)
+                return
             delivered = await responder.finish(reply)
+            self._delivered[job_id] = delivered
             await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
             await self._complete(job_id, order_key)
+            self._delivered.pop(job_id, None)
             self._observe(job_id, message, reply)
         finally:
             heartbeat.cancel()
@@ -215,7 +245,8 @@ class Worker:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self.c.redis.xclaim(self.c.keys.jobs, GROUP, self.name, min_idle_time=0, message_ids=[job_id], justid=True)
+                if await self._renew(keys=[self.c.keys.jobs], args=[GROUP, self.name, job_id]) != 1:
+                    return  # taken over or finished: never claim it back
             except (RedisError, OSError):
                 log.warning("could not renew the lease of job %s", job_id)
 
@@ -245,6 +276,12 @@ class Worker:
             return await asyncio.wait_for(
                 self.c.conversation.handle(message, progress), timeout=self.c.settings.job_deadline_seconds
             )
+        except TimeoutError:
+            log.error("job %s passed its deadline", job_id)
+            language = _language_of(message.text)
+            return Reply(ReplyKind.ERROR, text("internal_error", language), language)
+        except RedisError:
+            raise  # Redis blinked: _run_job retries the job; an apology now would be followed by the answer
         except Exception:  # noqa: BLE001 - the user gets a short notice, never silence
             log.exception("answering job %s failed", job_id)
             language = _language_of(message.text)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, Awaitable, Callable, Protocol
 
+from redis.exceptions import RedisError
+
 from core.language import detect_language
 from core.limits import TokenBudget
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
@@ -223,7 +225,10 @@ class Conversation:
             if self._on_research is not None:
                 self._on_research(outcome)
             if self._budget is not None:
-                await self._budget.spend(_tokens_of(outcome))
+                try:
+                    await self._budget.spend(_tokens_of(outcome))
+                except RedisError:  # a finished answer is worth more than one uncounted spend
+                    log.warning("could not record token spend; Redis unavailable")
             if outcome.ok:
                 answer_text, sources = outcome.text, tuple(outcome.sources)
             else:

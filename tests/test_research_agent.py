@@ -16,7 +16,7 @@ from bot.settings import Settings
 from core.messages import Progress
 from core.research import ResearchRequest, build_research_agent
 from tests.fixtures.git_repos import VLLM_ASCEND_FILES, make_repo
-from tests.support.fake_anthropic import BreakStream, Fail, FakeAnthropic, Turn, text, tool, tool_results
+from tests.support.fake_anthropic import BreakStream, Fail, FakeAnthropic, Turn, text, thinking, tool, tool_results
 from tests.support.fake_deepwiki import FakeDeepWiki
 from tests.support.fake_issue_apis import FakeGitCode, FakeGitHub, FakeIssue, comment
 
@@ -132,6 +132,23 @@ async def test_multi_step_research_with_verified_citations(make_settings, redis,
         u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"] for u in model.usages
     )
     assert bool(model.bodies[0].get("stream")) is stream
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_thinking_blocks_go_back_unchanged_with_the_tool_results(make_settings, redis, keys, backends: Backends, stream: bool) -> None:
+    """Current models think adaptively; during tool use the API wants those blocks (signed) back."""
+    script = [
+        Turn([thinking("Look up the error code first.", "sig-1"), tool("search_issues", repo=REPO, query="507015")]),
+        Turn([text("In vllm-ascend, 507015 is an AI Core fault.")]),
+    ]
+    async with FakeAnthropic(script) as model:
+        outcome, _ = await answer(configure(make_settings, model, backends, anthropic_stream=stream), redis, keys)
+    assert outcome.ok, outcome.error
+    assistant_turn = model.bodies[1]["messages"][-2]
+    assert assistant_turn["role"] == "assistant"
+    assert assistant_turn["content"][0] == {"type": "thinking", "thinking": "Look up the error code first.", "signature": "sig-1"}
+    assert assistant_turn["content"][1]["type"] == "tool_use"
+    assert "Look up the error code" not in outcome.text
 
 
 async def test_requests_are_cache_friendly(make_settings, redis, keys, backends: Backends) -> None:

@@ -156,3 +156,40 @@ async def test_a_rate_limited_user_is_told_once(make_settings, redis):
     kinds = [d.reply.kind for d in adapter.delivered]
     assert kinds == [ReplyKind.ANSWER, ReplyKind.NOTICE]
     assert "try again" in adapter.delivered[1].reply.text
+
+
+class Sleepy:
+    async def handle(self, message, progress) -> Reply:
+        await asyncio.sleep(5)
+        return Reply(ReplyKind.ANSWER, "too late", "en")
+
+
+async def test_a_job_past_its_deadline_gets_one_error_notice(make_settings, redis):
+    components, adapter = setup(make_settings, redis, Sleepy(), job_deadline_seconds=0.2)
+    await components.ingress.submit(msg("e1", "hello"))
+    await run_until_drained(Worker(components))
+    assert [d.reply.kind for d in adapter.delivered] == [ReplyKind.ERROR]
+
+
+class RedisBlinks:
+    """Redis fails once in the middle of answering (e.g. the session save), then works."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def handle(self, message, progress) -> Reply:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+
+        self.calls += 1
+        if self.calls == 1:
+            raise RedisConnectionError("Connection closed by server.")
+        return Reply(ReplyKind.ANSWER, "the answer", "en")
+
+
+async def test_a_redis_blink_mid_answer_retries_without_posting_an_apology(make_settings, redis):
+    conversation = RedisBlinks()
+    components, adapter = setup(make_settings, redis, conversation)
+    await components.ingress.submit(msg("e1", "hello"))
+    await run_until_drained(Worker(components))
+    assert [d.reply.text for d in adapter.delivered] == ["the answer"]
+    assert conversation.calls == 2

@@ -22,6 +22,7 @@ from core.research.model import (
     Message,
     ModelReply,
     ModelUnavailable,
+    ProviderBlock,
     TextBlock,
     ToolResultBlock,
     ToolSpec,
@@ -140,16 +141,22 @@ def _message(message: Message) -> dict[str, Any]:
             if block.is_error:
                 item["is_error"] = True
             content.append(item)
+        elif isinstance(block, ProviderBlock):
+            content.append(dict(block.data))
     return {"role": message.role, "content": content}
 
 
 def _reply(message: Any) -> ModelReply:
-    blocks: list[TextBlock | ToolUse] = []
+    blocks: list[TextBlock | ToolUse | ProviderBlock] = []
     for block in message.content:
         if block.type == "text":
             blocks.append(TextBlock(block.text))
         elif block.type == "tool_use":
             blocks.append(ToolUse(block.id, block.name, dict(block.input or {})))
+        elif block.type in ("thinking", "redacted_thinking"):
+            # Current models think adaptively by default; during tool use the API expects these
+            # blocks back, signature intact, in the assistant turn that precedes the tool results.
+            blocks.append(ProviderBlock(block.model_dump(exclude_none=True)))
     usage = message.usage
     return ModelReply(
         blocks=tuple(blocks),

@@ -37,7 +37,15 @@ class ToolResultBlock:
     is_error: bool = False
 
 
-Block = Union[TextBlock, ToolUse, ToolResultBlock]
+@dataclass(frozen=True)
+class ProviderBlock:
+    """A provider-specific block the loop does not read but must send back unchanged in the
+    next request (Anthropic's thinking blocks carry a signature the API checks during tool use)."""
+
+    data: Mapping[str, Any]
+
+
+Block = Union[TextBlock, ToolUse, ToolResultBlock, ProviderBlock]
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class ModelReply:
-    blocks: tuple[TextBlock | ToolUse, ...]
+    blocks: tuple[TextBlock | ToolUse | ProviderBlock, ...]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
 

@@ -37,6 +37,11 @@ def tool(name: str, **arguments: Any) -> dict[str, Any]:
     return {"type": "tool_use", "name": name, "input": arguments}
 
 
+def thinking(value: str, signature: str = "sig-abc") -> dict[str, Any]:
+    """An adaptive-thinking block, as current models emit by default."""
+    return {"type": "thinking", "thinking": value, "signature": signature}
+
+
 @dataclass
 class Turn:
     blocks: list[dict[str, Any]]
@@ -225,7 +230,11 @@ def _event_list(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
+        elif block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}))
             value = block["text"]
             for piece in [value[i : i + 40] for i in range(0, len(value), 40)] or [""]:
