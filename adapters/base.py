@@ -26,6 +26,9 @@ class Capabilities:
     streaming: bool
     max_length: int  # characters (or bytes where the platform counts bytes; see the adapter)
     min_edit_interval: float  # seconds between two edits of one message
+    # The platform shows a reply placeholder from the moment the message arrives (WeCom's stream
+    # bubble), so every job must end with finish(), even one that would otherwise stay silent.
+    reply_opened_at_ingress: bool = False
 
 
 @dataclass(frozen=True)

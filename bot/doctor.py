@@ -51,6 +51,8 @@ async def run_doctor(settings: Settings) -> int:
     for platform, names in PLATFORM_SETTINGS.items():
         if platform == "slack" and _is_set(settings, "slack_app_token"):
             names = ("slack_bot_token",)  # Socket Mode needs no signing secret
+        if platform == "wecom" and settings.wecom_mode == "ws":
+            names = ("wecom_bot_id", "wecom_bot_secret")  # the long connection uses the bot's own keys
         missing = [n.upper() for n in names if not _is_set(settings, n)]
         if not missing:
             print(f"[ok]   {platform}: configured")

@@ -157,12 +157,13 @@ class Worker:
             await self._dead_letter(job_id, fields, reason="unreadable", order_key=None)
             return
         order_key = keys.order(message.conversation_key)
-        heartbeat = asyncio.create_task(self._renew_lease(job_id))
+        finished = asyncio.Event()
+        heartbeat = asyncio.create_task(self._renew_lease(job_id, finished))
         try:
             await self._wait_for_turn(job_id, order_key)
-            done = self._delivered.get(job_id)
-            if done is not None:  # delivered by an earlier run here; only the bookkeeping failed
-                await redis.set(keys.delivery(job_id), ",".join(done.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
+            earlier = self._delivered.get(job_id)
+            if earlier is not None:  # delivered by an earlier run here; only the bookkeeping failed
+                await redis.set(keys.delivery(job_id), ",".join(earlier.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
                 await self._complete(job_id, order_key)
                 self._delivered.pop(job_id, None)
                 return
@@ -184,8 +185,10 @@ class Worker:
             if reply is None:
                 reply = await self._answer(job_id, message, responder)
             elif reply is _SILENT:
-                await self._complete(job_id, order_key)
-                return
+                if not adapter.capabilities.reply_opened_at_ingress:
+                    await self._complete(job_id, order_key)
+                    return
+                reply = self._rate_notice(message, retry_after=0)  # an open bubble must be closed
             if await self._renew(keys=[keys.jobs], args=[GROUP, self.name, job_id]) != 1:
                 # Our lease lapsed (e.g. Redis was away) and another worker owns the job now, or
                 # finished it: it answers; posting here as well would answer twice.
@@ -198,6 +201,7 @@ class Worker:
             self._delivered.pop(job_id, None)
             self._observe(job_id, message, reply)
         finally:
+            finished.set()  # cancel() alone can be swallowed inside a redis-py call on Python 3.11
             heartbeat.cancel()
 
     async def _limited_reply(self, message: InboundMessage) -> Reply | object | None:
@@ -209,8 +213,12 @@ class Worker:
             return None
         if not verdict.first_refusal:
             return _SILENT
+        return self._rate_notice(message, verdict.retry_after_seconds)
+
+    @staticmethod
+    def _rate_notice(message: InboundMessage, retry_after: int) -> Reply:
         language = _language_of(message.text)
-        minutes = str(max(1, round(verdict.retry_after_seconds / 60)))
+        minutes = str(max(1, round(retry_after / 60)))
         return Reply(ReplyKind.NOTICE, text("rate_limited", language, minutes=minutes), language)
 
     async def _wait_for_turn(self, job_id: str, order_key: str) -> None:
@@ -239,11 +247,15 @@ class Worker:
                 return _id_tuple(job_id) > _id_tuple(delivered)  # not read yet
         return True
 
-    async def _renew_lease(self, job_id: str) -> None:
+    async def _renew_lease(self, job_id: str, done: asyncio.Event) -> None:
         """Keep our claim fresh while we work, so only a dead worker's jobs are reclaimed."""
         interval = max(self.c.settings.job_lease_seconds / 3, 0.05)
-        while True:
-            await asyncio.sleep(interval)
+        while not done.is_set():
+            try:
+                await asyncio.wait_for(done.wait(), timeout=interval)
+                return
+            except TimeoutError:
+                pass
             try:
                 if await self._renew(keys=[self.c.keys.jobs], args=[GROUP, self.name, job_id]) != 1:
                     return  # taken over or finished: never claim it back

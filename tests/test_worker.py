@@ -193,3 +193,14 @@ async def test_a_redis_blink_mid_answer_retries_without_posting_an_apology(make_
     await run_until_drained(Worker(components))
     assert [d.reply.text for d in adapter.delivered] == ["the answer"]
     assert conversation.calls == 2
+
+
+async def test_a_platform_with_an_open_reply_bubble_always_gets_it_closed(make_settings, redis):
+    from adapters.base import Capabilities
+
+    components, adapter = setup(make_settings, redis, EchoConversation(), rate_limit_user_per_hour=1)
+    adapter.capabilities = Capabilities(True, True, True, 20_480, 1.0, reply_opened_at_ingress=True)
+    for i in range(3):
+        await components.ingress.submit(msg(f"e{i}", f"q{i}"))
+    await run_until_drained(Worker(components))
+    assert [d.reply.kind for d in adapter.delivered] == [ReplyKind.ANSWER, ReplyKind.NOTICE, ReplyKind.NOTICE]
