@@ -81,3 +81,14 @@ def test_doctor_reports_what_is_missing():
     out = result.stdout.decode()
     assert result.returncode == 1  # slack half-configured is a problem
     assert "SLACK_SIGNING_SECRET" in out and "xoxb-secret-value" not in out
+
+
+def test_chat_remembers_the_thread_and_takes_the_clarification_at_the_prompt():
+    script = "MindIE 部署后报 507015 怎么办？\n1\n帮助\n".encode()
+    result = run_bot("chat", "--offline", stdin=script)
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode()
+    assert "1. MindIE-LLM" in out  # the clarification
+    assert "verylucky01/MindIE-LLM" in out or "MindIE-LLM](" in out  # the resumed answer names it
+    assert "507015" in out.split("1. MindIE-LLM", 1)[1]  # the original question was answered
+    assert "昇腾推理助手" in out  # help in Chinese

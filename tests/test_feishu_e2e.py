@@ -69,6 +69,10 @@ async def test_group_mention_gets_one_answer_in_a_card(fake, settings):
     assert text and "正在处理" not in text  # the working card became the answer
     assert not fake.violations
     assert any(r.path == "/open-apis/bot/v3/info" for r in fake.server.requests)
+    # before the answer, a working card (CardKit entity) went out with the core's first progress step
+    [created] = [r for r in fake.server.requests if r.path == "/open-apis/cardkit/v1/cards"]
+    working = json.loads(created.json["data"])["body"]["elements"][0]["content"]
+    assert "正在处理" in working and len(working.splitlines()) >= 2
 
 
 async def test_private_chat_is_answered_without_a_mention(fake, settings):
@@ -111,7 +115,11 @@ async def test_forged_or_broken_callbacks_are_rejected_and_nothing_is_enqueued(f
             stack.base_url, "/feishu/events", garbage,
             {"x-lark-request-timestamp": ts, "x-lark-request-nonce": "n", "x-lark-signature": crypto.signature(ts, "n", KEY, garbage)},
         )
+        old = str(int(time.time()) - 3600)  # a captured request replayed an hour later: signature valid, too old
+        stale = await send(stack, message_event("vllm-ascend q", message_id="om_x3"), timestamp=old)
+        huge = await post_callback(stack.base_url, "/feishu/events", b"{" + b" " * (1024 * 1024) + b"}", headers)
         assert (bad_sig.status_code, wrong_token.status_code, undecryptable.status_code) == (401, 403, 400)
+        assert (stale.status_code, huge.status_code) == (401, 413)
         await stack.wait_idle()
         assert await queued(stack) == 0
     assert fake.messages == {}
@@ -192,6 +200,9 @@ async def test_a_60kb_answer_is_split_into_cards(fake, settings):
     assert all(f"### Step {i}\n" in shown for i in range(140))
     assert "vllm-ascend.readthedocs.io" in fake.visible_text(replies[-1])
     assert not fake.violations  # nothing over 30 KB, sequences increasing
+    # the working card showed the research progress before it became part 1 of the answer
+    bodies = [r.body.decode() for r in fake.server.requests if r.path.startswith("/open-apis/cardkit/v1/cards")]
+    assert any("Searching vllm-ascend issues" in b for b in bodies)
 
 
 async def test_token_expiring_mid_conversation_is_refreshed(fake, settings):

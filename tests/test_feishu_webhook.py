@@ -144,3 +144,12 @@ async def test_redis_down_is_503_so_feishu_retries(keys):
             assert r.status_code == 503
     finally:
         await dead.aclose()
+
+
+async def test_oversized_chunked_body_without_a_length_is_413(client, redis, keys):
+    async def chunks():  # no Content-Length: the cap must hold while reading
+        for _ in range(20):
+            yield b"x" * 64 * 1024
+
+    r = await client.post("/feishu/events", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and await jobs(redis, keys) == []

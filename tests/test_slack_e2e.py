@@ -282,3 +282,34 @@ async def test_clarification_by_typed_reply_in_the_thread(settings, slack: FakeS
         await stack.wait_idle()
     answers = _answers(slack, CHANNEL, root)
     assert len(answers) == 2 and "MindIE-SD" in answers[1].text
+
+
+class Failing:
+    """A core that starts working, then fails: the user must get a short message, no lingering status."""
+
+    async def handle(self, message: InboundMessage, progress: Callable) -> Reply:
+        await progress(Progress("Researching vllm-ascend…"))
+        raise RuntimeError("boom: the model went away")
+
+
+async def test_a_failure_is_a_short_message_and_no_status_lingers(settings, slack: FakeSlack, caplog) -> None:
+    import logging
+
+    from core.texts import text as core_text
+
+    caplog.set_level(logging.DEBUG)
+    ts = "1700000030.000100"
+    async with running_bot(settings(), conversation=Failing()) as stack:
+        assert (await post_event(stack.base_url, event_callback(mention("will this fail?", ts=ts)))).status_code == 200
+        await stack.wait_idle()
+    [notice] = _answers(slack, CHANNEL, ts)
+    assert notice.section_text() == core_text("internal_error", "en") and notice.buttons() == []
+    assert "boom" not in notice.section_text()
+    # the working signs went up, and came down again
+    assert slack.calls_to("reactions.add") and slack.reactions[(CHANNEL, ts)] == set()
+    statuses = [s["status"] for s in slack.statuses if s["thread_ts"] == ts]
+    assert statuses[0] and statuses[-1] == ""
+    # requests were logged at DEBUG, but never a token or the signing secret
+    assert any("chat.postMessage" in r.getMessage() for r in caplog.records)
+    leaked = [r.getMessage() for r in caplog.records if BOT_TOKEN in r.getMessage() or SIGNING_SECRET in r.getMessage()]
+    assert leaked == []

@@ -225,3 +225,18 @@ async def test_redis_down_is_503_so_slack_retries(make_settings, keys, slack: Fa
     finally:
         await runner.stop()
         await dead.aclose()
+
+
+async def test_an_oversized_chunked_body_is_refused_without_a_content_length(bot, redis, keys) -> None:
+    url, _ = bot
+    huge = b'{"type": "event_callback", "a": "' + b"x" * 1_100_000 + b'"}'
+
+    async def chunks():  # no Content-Length: the cap must hold while reading, not only on the header
+        for start in range(0, len(huge), 64_000):
+            yield huge[start : start + 64_000]
+
+    async with httpx.AsyncClient() as client:
+        response = await client.post(url + "/slack/events", content=chunks(),
+                                     headers={"content-type": "application/json", **sign(huge)})
+    assert response.status_code == 413
+    assert not await redis.exists(keys.jobs)

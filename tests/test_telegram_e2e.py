@@ -409,3 +409,20 @@ async def test_bot_api_unreachable_at_first_gives_503_then_recovers(tg: FakeTele
         assert (await post(stack, message_update("second try"))).status_code == 200
         await stack.wait_idle()
     assert final_messages(tg, 42) == ["You asked: second try"]
+
+
+async def test_an_oversized_body_is_refused_even_without_a_content_length(tg: FakeTelegram, tg_settings: Any) -> None:
+    huge = b'{"update_id": 5, "pad": "' + b"x" * 1_100_000 + b'"}'
+
+    async def chunks():  # chunked upload: the cap must hold while reading, not only on the header
+        for start in range(0, len(huge), 64_000):
+            yield huge[start : start + 64_000]
+
+    async with running_bot(tg_settings(), Scripted(), worker=False) as stack:
+        async with httpx.AsyncClient(base_url=stack.base_url) as client:
+            declared = await client.post(WEBHOOK, content=huge, headers={
+                "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET})
+            chunked = await client.post(WEBHOOK, content=chunks(), headers={
+                "content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET})
+        assert (declared.status_code, chunked.status_code) == (413, 413)
+        assert await queued(stack) == 0

@@ -47,6 +47,9 @@ def test_clarification_does_not_repeat_the_core_numbered_options() -> None:
     [
         ("@all look", "@\u200ball look"),
         ("ping @所有人 now", "ping @\u200b所有人 now"),
+        ("@所有人请看", "@\u200b所有人请看"),  # no space after a CJK mention: still defanged
+        ("@全体成员注意", "@\u200b全体成员注意"),
+        ("<@all>", "<\u200b@\u200ball>"),
         ("<@zhangsan> hi", "<\u200b@zhangsan> hi"),
         ("mail me at a@allthings.com", "mail me at a@allthings.com"),
         ("ctrl\x00\x07chars\tkept\n", "ctrlchars\tkept"),
@@ -113,3 +116,11 @@ def test_clarification_card() -> None:
     done = chosen_card("vllm-ascend", "en", "clarify_abc")
     assert done["task_id"] == "clarify_abc" and "vllm-ascend" in done["sub_title_text"]
     assert defang("@all") != "@all"
+
+
+def test_research_answer_with_its_own_sources_section_is_not_given_a_second_one() -> None:
+    text = "在 vllm-ascend 中启用图模式。\n\n**来源**\n1. [docs](https://vllm-ascend.readthedocs.io/)"
+    reply = Reply(ReplyKind.ANSWER, text, "zh", sources=(Source("docs", "https://vllm-ascend.readthedocs.io/"),))
+    assert render_reply(reply).count("readthedocs") == 1
+    bare = Reply(ReplyKind.ANSWER, "在 vllm-ascend 中启用图模式。", "zh", sources=reply.sources)
+    assert "readthedocs" in render_reply(bare)

@@ -170,6 +170,13 @@ async def test_bad_signature_wrong_receive_id_and_bad_input_are_rejected(setting
         assert (await wecom.post_raw(params, b"not json")).status == 400
         assert (await wecom.post_raw(params, b"\xff\xfe\x00garbage")).status == 400
         assert (await wecom.post_raw(params, b"{" + b" " * 300_000 + b"}")).status == 413
+        async def chunks():  # chunked, no Content-Length: the cap holds while reading
+            for _ in range(8):
+                yield b" " * 64 * 1024
+
+        async with httpx.AsyncClient() as http:
+            chunked = await http.post(f"{stack.base_url}/wecom/callback", params=params, content=chunks())
+        assert chunked.status_code == 413
         assert (await wecom.post_raw(params, b'{"encrypt": 5}')).status == 400
         assert (await wecom.post_raw({}, body)).status == 400
         # signed and encrypted correctly, but not a JSON callback inside

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.payload import as_dict as _dict, as_str as _str
 from core.messages import InboundMessage
 
 PLATFORM = "feishu"
@@ -26,14 +27,6 @@ class Skipped:
     """Not for the bot (own message, no mention, unsupported type…). `reason` is for logs only."""
 
     reason: str
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _post_text(content: dict[str, Any]) -> str:

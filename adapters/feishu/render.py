@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from adapters.common.sources import has_sources_section
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
 
@@ -175,7 +176,8 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
     """The cards for a reply: the answer split under `limit`, sources in the last, buttons for options."""
     from adapters.feishu.parse import choice_value  # local: parse ↔ render stay independent modules
 
-    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources else []
+    # research answers already end with their verified sources: never list them twice
+    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources and not has_sources_section(reply.text) else []
     buttons: list[dict[str, Any]] = []
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         tail.append(options_markdown(reply))
@@ -196,7 +198,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
 def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
     """Plain-text fallback when cards fail: the Markdown source is readable as is."""
     parts = [defang(reply.text)]
-    if reply.sources:
+    if reply.sources and not has_sources_section(reply.text):
         parts.append(defang(sources_markdown(reply.sources, reply.language)))
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         parts.append(defang(options_markdown(reply)))

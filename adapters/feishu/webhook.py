@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from typing import Any, Awaitable, Callable
 
 from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.feishu.envelope import CallbackSecrets, Rejected, is_url_verification, open_callback
 from adapters.feishu.inbound import FeishuInbound
 
@@ -22,43 +23,38 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024  # events are a few KB; refuse anything absurd before reading on
 
+Handle = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
 def feishu_routes(inbound: FeishuInbound, secrets: CallbackSecrets, clock: Callable[[], float] = time.time) -> list[Route]:
-    async def read(request: Request) -> dict:
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise Rejected(413, "body too large")
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            raise Rejected(413, "body too large")
-        return open_callback(body, request.headers, secrets, clock())
+    async def on_event(payload: dict[str, Any]) -> dict[str, Any]:
+        await inbound.on_event(payload)
+        return {"msg": "success"}
 
-    async def events(request: Request) -> Response:
-        try:
-            payload = await read(request)
-        except Rejected as r:
-            log.warning("feishu: rejected event callback: %s", r.reason)
-            return JSONResponse({"msg": r.reason}, status_code=r.status)
-        if is_url_verification(payload):
-            return JSONResponse({"challenge": payload["challenge"]})
-        try:
-            await inbound.on_event(payload)
-        except RedisError as exc:
-            log.error("feishu: redis unavailable, asking Feishu to retry: %s", type(exc).__name__)
-            return JSONResponse({"msg": "busy"}, status_code=503)
-        return JSONResponse({"msg": "success"})
+    def endpoint(kind: str, handle: Handle) -> Callable[[Request], Awaitable[Response]]:
+        """Events and card callbacks share the checks; only what is done with the payload differs."""
 
-    async def card(request: Request) -> Response:
-        try:
-            payload = await read(request)
-        except Rejected as r:
-            log.warning("feishu: rejected card callback: %s", r.reason)
-            return JSONResponse({"msg": r.reason}, status_code=r.status)
-        if is_url_verification(payload):
-            return JSONResponse({"challenge": payload["challenge"]})
-        try:
-            return JSONResponse(await inbound.on_card_action(payload))
-        except RedisError as exc:
-            log.error("feishu: redis unavailable during card callback: %s", type(exc).__name__)
-            return JSONResponse({"msg": "busy"}, status_code=503)
+        async def receive(request: Request) -> Response:
+            try:
+                try:
+                    body = await read_capped_body(request, MAX_BODY_BYTES)
+                except BodyTooLarge:
+                    raise Rejected(413, "body too large") from None
+                payload = open_callback(body, request.headers, secrets, clock())
+            except Rejected as r:
+                log.warning("feishu: rejected %s callback: %s", kind, r.reason)
+                return JSONResponse({"msg": r.reason}, status_code=r.status)
+            if is_url_verification(payload):
+                return JSONResponse({"challenge": payload["challenge"]})
+            try:
+                return JSONResponse(await handle(payload))
+            except RedisError as exc:
+                log.error("feishu: redis unavailable during %s callback, asking Feishu to retry: %s", kind, type(exc).__name__)
+                return JSONResponse({"msg": "busy"}, status_code=503)
 
-    return [Route("/feishu/events", events, methods=["POST"]), Route("/feishu/card", card, methods=["POST"])]
+        return receive
+
+    return [
+        Route("/feishu/events", endpoint("event", on_event), methods=["POST"]),
+        Route("/feishu/card", endpoint("card", inbound.on_card_action), methods=["POST"]),
+    ]

@@ -8,7 +8,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import AdapterDeps, Capabilities
-from adapters.slack.app import EVENTS_PATH, BackgroundTasks, build_bolt_app, events_endpoint
+from adapters.common.background import BackgroundTasks
+from adapters.slack.app import EVENTS_PATH, build_bolt_app, events_endpoint
 from adapters.slack.client import build_client
 from adapters.slack.inbox import SlackInbox
 from adapters.slack.pacing import ChannelPacer
@@ -44,7 +45,7 @@ class SlackAdapter:
         self._deliveries = JobDeliveries(deps.redis, keys, settings.dedupe_ttl_seconds)
         self._pacer = ChannelPacer(deps.redis, keys, settings.slack_post_interval_seconds)
         self._streaming = StreamingSwitch(settings.slack_streaming)
-        self._background = BackgroundTasks()
+        self._background = BackgroundTasks(self.name)
         inbox = SlackInbox(
             deps.ingress, self._threads, deps.redis, keys,
             require_mention_in_threads=settings.slack_require_mention_in_threads,

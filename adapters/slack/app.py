@@ -7,7 +7,6 @@ listeners only touch Redis, so they finish well inside the 3-second window.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, selected_blocks, ui_text
 from adapters.slack.inbox import SlackInbox
 from core.language import detect_language
@@ -100,8 +100,9 @@ def events_endpoint(app: AsyncApp, signing_secret: str) -> Callable[[Request], A
     verifier = SignatureVerifier(signing_secret)
 
     async def endpoint(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
+        try:
+            body = await read_capped_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge:
             return JSONResponse({"error": "payload too large"}, status_code=413)
         try:
             text = body.decode("utf-8")
@@ -140,28 +141,3 @@ def _well_formed(body: Any) -> bool:
         if value is not None and not isinstance(value, list if name in ("authorizations", "actions") else (dict, str)):
             return False
     return True
-
-
-class BackgroundTasks:
-    """Fire-and-forget Slack calls after an ack (button follow-ups); awaited on shutdown."""
-
-    def __init__(self) -> None:
-        self._tasks: set[asyncio.Task[Any]] = set()
-
-    def spawn(self, coro: Awaitable[Any]) -> None:
-        async def run() -> None:
-            try:
-                await coro
-            except Exception as exc:  # noqa: BLE001 - cosmetic follow-ups must not surface
-                log.info("slack follow-up call failed: %s", type(exc).__name__)
-
-        task = asyncio.ensure_future(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def drain(self, timeout: float = 5.0) -> None:
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
-        for task in pending:
-            task.cancel()

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.sources import has_sources_section, sources_title
 from adapters.common.split import split_markdown
 from adapters.slack.mrkdwn import defang_markdown, escape, link, plain, to_mrkdwn
 from core.messages import Language, Reply, ReplyKind, Source
@@ -27,7 +28,6 @@ CLARIFY_BLOCK_ID = "aic_clarify"
 FEEDBACK_BLOCK_ID = "aic_feedback"
 
 _TEXTS: dict[str, dict[Language, str]] = {
-    "sources": {"en": "Sources", "zh": "来源"},
     "helpful": {"en": "👍 Helpful", "zh": "👍 有帮助"},
     "not_helpful": {"en": "👎 Not helpful", "zh": "👎 没帮助"},
     "thanks": {"en": "Thanks for the feedback!", "zh": "感谢反馈！"},
@@ -66,22 +66,17 @@ def section(mrkdwn: str) -> dict[str, Any]:
 
 
 def _sources_mrkdwn(sources: tuple[Source, ...], language: Language) -> str:
-    lines = [f"*{ui_text('sources', language)}*"]
+    lines = [f"*{sources_title(language)}*"]
     lines += [f"• {link(s.url, s.title or s.url)}" for s in sources]
     return "\n".join(lines)
 
 
 def _sources_markdown(sources: tuple[Source, ...], language: Language) -> str:
-    lines = [f"**{ui_text('sources', language)}**"]
+    lines = [f"**{sources_title(language)}**"]
     for s in sources:
         title = re.sub(r"[\[\]]", "", s.title or s.url)
         lines.append(f"- [{title}]({s.url})" if s.url.startswith(("http://", "https://")) else f"- {title}")
     return "\n".join(lines)
-
-
-def _has_sources_section(body: str) -> bool:
-    lowered = body.lower()
-    return any(h in lowered for h in ("**sources**", "## sources", "**来源**", "## 来源"))
 
 
 def clarify_buttons(reply: Reply) -> dict[str, Any] | None:
@@ -121,7 +116,7 @@ def trailing_blocks(reply: Reply) -> list[dict[str, Any]]:
 
 def reply_mrkdwn(reply: Reply) -> str:
     body = to_mrkdwn(reply.text)
-    if reply.sources and not _has_sources_section(reply.text):
+    if reply.sources and not has_sources_section(reply.text):
         body = f"{body}\n\n{_sources_mrkdwn(reply.sources, reply.language)}".strip()
     return body
 
@@ -142,7 +137,7 @@ def render_messages(reply: Reply) -> list[SlackMessage]:
 def reply_markdown(reply: Reply) -> str:
     """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged."""
     body = reply.text.strip()
-    if reply.sources and not _has_sources_section(body):
+    if reply.sources and not has_sources_section(body):
         body = f"{body}\n\n{_sources_markdown(reply.sources, reply.language)}"
     return defang_markdown(body)
 

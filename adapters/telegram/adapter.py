@@ -21,6 +21,7 @@ from telegram.error import Conflict, Forbidden, InvalidToken, TelegramError
 from telegram.ext import ExtBot
 
 from adapters.base import Capabilities
+from adapters.common.background import BackgroundTasks
 from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import POLL_TIMEOUT, build_bot, redact
 from adapters.telegram.inbound import BotIdentity, button_press, message_to_inbound, press_to_inbound
@@ -82,7 +83,7 @@ class TelegramAdapter:
         self._identity: BotIdentity | None = None
         self._ready_lock = asyncio.Lock()
         self._tasks: list[asyncio.Task[None]] = []  # the poller, or the webhook registration retry
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = BackgroundTasks(self.name)  # callback answers, beside the webhook response
 
     @property
     def webhook_mode(self) -> bool:
@@ -152,8 +153,7 @@ class TelegramAdapter:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
-        if self._background:
-            await asyncio.wait(self._background, timeout=5)
+        await self._background.drain()
         with contextlib.suppress(Exception):
             await self.bot.shutdown()
         # Jobs still in hand (the worker drains after the web app stops) re-initialize on demand.
@@ -198,24 +198,18 @@ class TelegramAdapter:
         press = button_press(query)
         choice = await self.buttons.resolve(press.token, press.index, press.chat.chat_id if press.chat else None)
         if choice is None:
-            self._later(self._answer_press(press.query_id, _EXPIRED_BOTH, alert=True))
+            self._background.spawn(self._answer_press(press.query_id, _EXPIRED_BOTH, alert=True))
             return Outcome.EXPIRED_CHOICE
         message = press_to_inbound(update, press, identity, choice.key, choice.label)
         # The keyboard token is a dedupe id too: two presses (or two people) answer one question once.
         result = await self._ingress.submit(message, f"keyboard:{press.token}")
         if result.outcome == SubmitOutcome.ENQUEUED:
-            self._later(self._answer_press(press.query_id, f"✓ {choice.label}"))
+            self._background.spawn(self._answer_press(press.query_id, f"✓ {choice.label}"))
             if press.chat is not None and press.message_id is not None:
-                self._later(self._remove_keyboard(press.chat.chat_id, press.message_id))
+                self._background.spawn(self._remove_keyboard(press.chat.chat_id, press.message_id))
             return Outcome.ENQUEUED
-        self._later(self._answer_press(press.query_id, None))
+        self._background.spawn(self._answer_press(press.query_id, None))
         return Outcome.DUPLICATE
-
-    def _later(self, coro: Any) -> None:
-        # Callback answers run beside the webhook response, never in front of it.
-        task = asyncio.create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
 
     async def _answer_press(self, query_id: str, text: str | None, alert: bool = False) -> None:
         try:

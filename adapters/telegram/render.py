@@ -15,6 +15,7 @@ import html
 import re
 from collections.abc import Iterable
 
+from adapters.common.sources import has_sources_section, sources_title
 from core.messages import Reply, Source
 
 # A word joiner after "@" stops Telegram from parsing a mention entity and is invisible.
@@ -39,8 +40,6 @@ _ITALIC = re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\w)|_(?=[^\s_])(.+?)(?<=
 # and a line this long is a paste (a log, a traceback), not prose with emphasis.
 _INLINE_MAX = 2_000
 _SAFE_SCHEMES = ("http://", "https://", "tg://", "mailto:")
-
-_SOURCES_TITLE = {"en": "Sources", "zh": "来源"}
 
 
 def escape(text: str) -> str:
@@ -184,7 +183,7 @@ def sources_markdown(sources: Iterable[Source], language: str) -> str:
     items = [s for s in sources if s.url or s.title]
     if not items:
         return ""
-    lines = [f"**{_SOURCES_TITLE.get(language, 'Sources')}**"]
+    lines = [f"**{sources_title(language)}**"]
     for n, source in enumerate(items, start=1):
         title = source.title.replace("[", "(").replace("]", ")") or source.url
         lines.append(f"{n}. [{title}]({source.url})" if source.url else f"{n}. {title}")
@@ -194,7 +193,8 @@ def sources_markdown(sources: Iterable[Source], language: str) -> str:
 def reply_markdown(reply: Reply) -> str:
     """The whole reply as Markdown: the core's text, then its sources."""
     parts = [reply.text.strip()]
-    sources = sources_markdown(reply.sources, reply.language)
+    # research answers already end with their verified sources: never list them twice
+    sources = "" if has_sources_section(reply.text) else sources_markdown(reply.sources, reply.language)
     if sources:
         parts.append(sources)
     return "\n\n".join(p for p in parts if p)

@@ -14,6 +14,8 @@ from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.common.body import BodyTooLarge, read_capped_body
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -44,11 +46,9 @@ def webhook_endpoint(adapter: "TelegramAdapter") -> "Callable[[Request], Awaitab
             return Response("forbidden", status_code=403)
         if not _is_json(request.headers.get("content-type")):
             return Response("expected application/json", status_code=400)
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
-            return Response("too large", status_code=413)
-        body = await request.body()
-        if len(body) > MAX_BODY:
+        try:
+            body = await read_capped_body(request, MAX_BODY)
+        except BodyTooLarge:
             return Response("too large", status_code=413)
         try:
             data: Any = json.loads(body)

@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 
 from core.keys import Keys
 
-from .store import PLATFORM
+from .store import PLATFORM, _s
 
 GROUP = "sender"
 CONSUMER = "leader"  # one active connection per bot, so one consumer; a new leader inherits its pending
@@ -31,10 +31,6 @@ class OutboxEntry:
     stream_id: str = ""
     fallback: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _s(value: Any) -> str:
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 class Outbox:

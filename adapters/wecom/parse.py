@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Union
 
+from adapters.common.payload import as_dict as _dict, as_str as _str
 from core.messages import InboundMessage
 
 PLATFORM = "wecom"
@@ -73,14 +74,6 @@ class Ignored:
 
 
 Callback = Union[MessageCallback, StreamRefresh, CardClick, FeedbackEvent, EnterChat, Ignored]
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _chat(payload: dict[str, Any]) -> Chat:

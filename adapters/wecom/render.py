@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.common.sources import has_sources_section
 from adapters.common.split import split_markdown
 from core.language import detect_language as language_of  # noqa: F401 - one definition, re-exported
 from core.messages import Language, Progress, Reply, ReplyKind
@@ -19,7 +20,8 @@ STREAM_LIMIT_BYTES = 20_480
 _ZWSP = "\u200b"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
-_MENTION_ALL = re.compile(r"@(all|everyone|here|channel|所有人|全体成员)\b", re.IGNORECASE)
+# No \b after the CJK words: "@所有人请看" has no word boundary but still notifies everyone.
+_MENTION_ALL = re.compile(r"@((?:all|everyone|here|channel)\b|所有人|全体成员)", re.IGNORECASE)
 
 _TEXT: dict[str, dict[Language, str]] = {
     "opening": {"zh": "🔎 正在研究…", "en": "🔎 Researching…"},
@@ -83,7 +85,7 @@ def render_reply(reply: Reply) -> str:
         numbered = [f"{i}. {defang(o.label)}" for i, o in enumerate(reply.options, 1)]
         if not all(line in parts[0] for line in numbered):  # the core usually lists them already
             parts.append("\n".join(numbered) + "\n\n" + text("choose", reply.language))
-    if reply.sources:
+    if reply.sources and not has_sources_section(reply.text):  # research answers list their own
         lines = [f"{i}. {_link(defang(s.title), s.url)}" for i, s in enumerate(reply.sources, 1)]
         parts.append(f"**{text('sources', reply.language)}**\n" + "\n".join(lines))
     return "\n\n".join(p for p in parts if p)

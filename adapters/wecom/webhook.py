@@ -18,6 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from adapters.common.body import BodyTooLarge, read_capped_body
+
 from .crypto import CryptoError, ReceiveIdError, WeComCrypto
 from .inbound import InboundHandler, PassiveReply
 from .parse import PayloadError, parse_callback
@@ -76,8 +78,9 @@ class WebhookEndpoint:
         params = self._params(request)
         if isinstance(params, Response):
             return params
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
+        try:
+            raw = await read_capped_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge:
             return _reject(413, "body too large")
         try:
             envelope = json.loads(raw)
