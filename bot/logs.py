@@ -5,6 +5,19 @@ import json
 import logging
 import sys
 import time
+from contextvars import ContextVar
+
+# The job a log line belongs to. The worker sets it at the start of each job's task, so every line
+# logged while answering (core, adapters, tools) carries the job id and conversation key.
+job_context: ContextVar[dict[str, str]] = ContextVar("job_context", default={})
+
+
+class JobContextFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, value in job_context.get().items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -28,6 +41,7 @@ class JsonFormatter(logging.Formatter):
 def configure_logging(level: str = "INFO", as_json: bool = False) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if as_json else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(JobContextFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -17,6 +17,7 @@ from typing import Any
 from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Delivered, Responder
+from bot.logs import job_context
 from bot.wiring import Components
 from core.language import detect_language
 from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
@@ -156,6 +157,7 @@ class Worker:
             log.error("job %s has an unreadable payload; dead-lettering it", job_id)
             await self._dead_letter(job_id, fields, reason="unreadable", order_key=None)
             return
+        job_context.set({"job_id": job_id, "conversation": message.conversation_key, "platform": message.platform})
         order_key = keys.order(message.conversation_key)
         finished = asyncio.Event()
         heartbeat = asyncio.create_task(self._renew_lease(job_id, finished))
