@@ -1,7 +1,7 @@
 """The built-in knowledge base: facts about the Ascend inference repositories.
 
 The facts live as JSON under `core/knowledge/` so they can be reviewed and
-extended without touching code (see docs/setup/knowledge.md). They are read
+extended without touching code (see "The built-in knowledge base" in README.md). They are read
 once, validated strictly (a malformed file raises `KnowledgeBaseError` naming
 the file and the entry), and exposed as frozen dataclasses. Every fact carries
 a `source`: either a URL or `owner/name:path` inside a repository, which

@@ -1,7 +1,7 @@
 """Slack: @mentions in channels, DMs, threaded answers with live progress, buttons.
 
 HTTP mode (POST /slack/events) when SLACK_SIGNING_SECRET is set, Socket Mode when
-SLACK_APP_TOKEN is set. Setup: docs/setup/slack.md and deploy/slack-app-manifest.yaml.
+SLACK_APP_TOKEN is set. Setup: the Slack section of README.md and deploy/slack-app-manifest.yaml.
 """
 from __future__ import annotations
 
