@@ -24,6 +24,16 @@ def test_json_lines_carry_the_job_context():
 
 
 def test_http_client_loggers_are_quiet_at_info():
-    configure_logging("INFO", as_json=True)
-    assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
-    assert logging.getLogger("anthropic").getEffectiveLevel() >= logging.WARNING
+    names = ("httpx", "anthropic", "telegram", "slack_sdk")
+    saved = {n: logging.getLogger(n).level for n in names}
+    root = logging.getLogger()
+    saved_root = (root.level, root.handlers[:])
+    try:
+        configure_logging("INFO", as_json=True)
+        assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
+        assert logging.getLogger("anthropic").getEffectiveLevel() >= logging.WARNING
+    finally:  # logging is process-global: later tests capture DEBUG lines from these loggers
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+        root.setLevel(saved_root[0])
+        root.handlers[:] = saved_root[1]
