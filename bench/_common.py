@@ -1,7 +1,14 @@
 """Shared by the bench scripts."""
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from bot.embedded_redis import start_embedded_redis
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -11,3 +18,17 @@ def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(p / 100 * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
+
+
+@contextlib.contextmanager
+def redis_url_for_bench() -> Iterator[str]:
+    """REDIS_URL when set, else a throwaway private redis-server for the length of the run."""
+    configured = os.environ.get("REDIS_URL")
+    if configured:
+        yield configured
+        return
+    server = start_embedded_redis(Path(tempfile.mkdtemp()), persist=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()

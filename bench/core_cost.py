@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -23,8 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from bench._common import percentile  # noqa: E402
-from bot.embedded_redis import start_embedded_redis  # noqa: E402
+from bench._common import percentile, redis_url_for_bench  # noqa: E402
 from core.conversation import Conversation  # noqa: E402
 from core.keys import Keys  # noqa: E402
 from core.messages import InboundMessage  # noqa: E402
@@ -43,14 +40,12 @@ class CountingRedis(aioredis.Redis):
         return await super().execute_command(*args, **options)
 
 
-
-
 async def main(count: int) -> None:
-    url = os.environ.get("REDIS_URL")
-    embedded = None
-    if not url:
-        embedded = start_embedded_redis(Path(tempfile.mkdtemp()), persist=False)
-        url = embedded.url
+    with redis_url_for_bench() as url:
+        await run(url, count)
+
+
+async def run(url: str, count: int) -> None:
     questions = [json.loads(line)["q"] for line in DEVSET.read_text(encoding="utf-8").splitlines() if line.strip()]
     client = CountingRedis.from_url(url)
     keys = Keys(f"bench-{uuid.uuid4().hex[:8]}")
@@ -77,8 +72,6 @@ async def main(count: int) -> None:
         async for key in client.scan_iter(match=f"*{keys.prefix}*"):
             await client.delete(key)
         await client.aclose()
-        if embedded:
-            embedded.stop()
 
 
 def _message(text: str, thread: str) -> InboundMessage:

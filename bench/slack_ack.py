@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -28,8 +26,7 @@ from starlette.applications import Starlette  # noqa: E402
 from adapters.base import AdapterDeps  # noqa: E402
 from adapters.slack.adapter import SlackAdapter  # noqa: E402
 from adapters.slack.blocks import render_messages  # noqa: E402
-from bench._common import percentile  # noqa: E402
-from bot.embedded_redis import start_embedded_redis  # noqa: E402
+from bench._common import percentile, redis_url_for_bench  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.ingress import Ingress  # noqa: E402
 from core.keys import Keys  # noqa: E402
@@ -91,12 +88,7 @@ async def main() -> None:
     parser.add_argument("--events", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=10)
     args = parser.parse_args()
-    embedded = None
-    redis_url = os.environ.get("REDIS_URL")
-    if not redis_url:
-        embedded = start_embedded_redis(Path(tempfile.mkdtemp()), persist=False)
-        redis_url = embedded.url
-    try:
+    with redis_url_for_bench() as redis_url:
         started = time.perf_counter()
         latencies = await ack_latency(redis_url, args.events, args.concurrency)
         wall = time.perf_counter() - started
@@ -105,9 +97,6 @@ async def main() -> None:
               f"p50 {percentile(ms, 50):.1f} ms, p95 {percentile(ms, 95):.1f} ms, p99 {percentile(ms, 99):.1f} ms, "
               f"max {max(ms):.1f} ms ({args.events / wall:.0f} events/s incl. startup)")
         render_cost()
-    finally:
-        if embedded is not None:
-            embedded.stop()
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -29,7 +27,7 @@ from starlette.applications import Starlette  # noqa: E402
 from adapters.base import AdapterDeps  # noqa: E402
 from adapters.wecom.adapter import WeComAdapter  # noqa: E402
 from adapters.wecom.render import byte_len, lay_out, render_reply  # noqa: E402
-from bot.embedded_redis import start_embedded_redis  # noqa: E402
+from bench._common import percentile, redis_url_for_bench  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from core.ingress import Ingress  # noqa: E402
 from core.keys import Keys  # noqa: E402
@@ -37,9 +35,6 @@ from core.messages import Reply, ReplyKind  # noqa: E402
 from tests.support.fake_http import UvicornRunner  # noqa: E402
 from tests.support.fake_wecom import WeComCallbackClient, message_body  # noqa: E402
 
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 TOKEN, AES = "bench-token", "kWxPEV2QE6N1q9oGNVb5XQCMO1XIQV0MPPkO5q5Fj5o"
@@ -119,17 +114,9 @@ async def main() -> None:
     parser.add_argument("--events", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=10)
     args = parser.parse_args()
-    embedded = None
-    redis_url = os.environ.get("REDIS_URL")
-    if not redis_url:
-        embedded = start_embedded_redis(Path(tempfile.mkdtemp()), persist=False)
-        redis_url = embedded.url
-    try:
+    with redis_url_for_bench() as redis_url:
         await ack_latency(redis_url, args.events, args.concurrency)
         render_cost()
-    finally:
-        if embedded is not None:
-            embedded.stop()
 
 
 if __name__ == "__main__":

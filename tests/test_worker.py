@@ -204,3 +204,33 @@ async def test_a_platform_with_an_open_reply_bubble_always_gets_it_closed(make_s
         await components.ingress.submit(msg(f"e{i}", f"q{i}"))
     await run_until_drained(Worker(components))
     assert [d.reply.kind for d in adapter.delivered] == [ReplyKind.ANSWER, ReplyKind.NOTICE, ReplyKind.NOTICE]
+
+
+class Gate:
+    """Answers once released, so a test can stop the worker while a job is in hand."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def handle(self, message, progress) -> Reply:
+        self.started.set()
+        await self.release.wait()
+        return Reply(ReplyKind.ANSWER, "finished after stop", "en")
+
+
+async def test_graceful_shutdown_finishes_the_job_in_hand_and_takes_no_new_one(make_settings, redis):
+    gate = Gate()
+    components, adapter = setup(make_settings, redis, gate)
+    await components.ingress.submit(msg("e1", "in hand"))
+    worker = Worker(components)
+    task = asyncio.create_task(worker.run())
+    await asyncio.wait_for(gate.started.wait(), 10)
+    worker.stop()
+    await components.ingress.submit(msg("e2", "arrives during shutdown", thread="t9"))
+    gate.release.set()
+    await asyncio.wait_for(task, 10)
+    assert [d.reply.text for d in adapter.delivered] == ["finished after stop"]
+    pending = await redis.xpending(components.keys.jobs, GROUP)
+    assert pending["pending"] == 0  # the finished job was acked
+    assert await redis.xlen(components.keys.jobs) == 2  # the new one waits in the stream for another worker
