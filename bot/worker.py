@@ -99,6 +99,9 @@ class Worker:
             if not entries:
                 return
             job_id, fields = entries[0]
+            if self._stopping.is_set():
+                await self._release(job_id)  # read while shutting down: hand it straight back
+                return
             released = True
             task = asyncio.create_task(self._run_job(job_id, fields))
             self._tasks.add(task)
@@ -128,6 +131,13 @@ class Worker:
         if found:
             self._last_claim = 0.0  # a dead worker may have left more: look again at once
         return found
+
+    async def _release(self, job_id: str) -> None:
+        """Make a job we will not work on immediately reclaimable by any other worker."""
+        lease_ms = int(self.c.settings.job_lease_seconds * 1000)
+        await self.c.redis.xclaim(
+            self.c.keys.jobs, GROUP, self.name, min_idle_time=0, message_ids=[job_id], idle=lease_ms, justid=True
+        )
 
     # --- one job ---------------------------------------------------------------------------
 
