@@ -101,7 +101,7 @@ _ASCEND_WORDS = (
 _ASCEND = guarded(
     r"(?<![A-Za-z])ascend(?:c)?(?![a-z])|昇腾|升腾|(?<![A-Za-z])npus?(?![A-Za-z])|(?<![A-Za-z])cann(?![a-z])|torch[_\-]?npu|"
     r"hccl|hccn|aclnn|acl[ _\-]?graph|npu-smi|davinci|达芬奇|(?<![A-Za-z])atlas[ \-]?(?:\d|a\d)|鲲鹏|kunpeng|华为|huawei|"
-    r"mindspore|modelarts|(?<![A-Za-z0-9])(?:910[bc]?\d?|910_93\d*|310[pb]\d?|300i|800[it])(?![A-Za-z0-9])",
+    r"mindspore|modelarts|(?:(?<![A-Za-z0-9])|(?<=\d[x×]))(?:910[bc]?\d?|910_93\d*|310[pb]\d?|300i|800[it])(?![A-Za-z0-9])",
     _ASCEND_WORDS,
 )
 _A3_A2 = guarded(r"(?<![A-Za-z0-9_\-])A[23](?![A-Za-z0-9_])", ("a2", "a3"), 0)

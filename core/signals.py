@@ -30,7 +30,7 @@ FEATURE_TOKENS = frozenset(
 # Packages whose versions we track, in display order.
 PACKAGES = ("vllm", "vllm-ascend", "cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "driver")
 
-_A = r"(?<![A-Za-z0-9_])"  # ASCII word start
+_A = r"(?:(?<![A-Za-z0-9_])|(?<=\d[x×]))"  # ASCII word start; "8x910B" counts cards
 _Z = r"(?![A-Za-z0-9_])"  # ASCII word end
 _I = re.IGNORECASE
 

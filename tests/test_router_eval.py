@@ -14,13 +14,16 @@ from core.knowledge_base import load_knowledge_base
 from core.router import route
 
 DEVSET = Path(__file__).parent / "data" / "routing_devset.jsonl"
+# Written by a different hand after the router existed and never used to tune it: the honest figure.
+HELDOUT = Path(__file__).parent / "data" / "routing_heldout.jsonl"
+HELDOUT_THRESHOLD = 0.85
 # 154/156 (0.987) when written; the bar leaves room for honest additions of hard cases.
 THRESHOLD = 0.9
 
 
-def _rows() -> list[dict]:
+def _rows(path: Path = DEVSET) -> list[dict]:
     rows = []
-    for number, line in enumerate(DEVSET.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if line.strip():
             row = json.loads(line)
             row["line"] = number
@@ -46,8 +49,15 @@ def test_devset_is_well_formed() -> None:
 
 
 def test_routing_accuracy() -> None:
+    _check_accuracy(_rows(DEVSET), THRESHOLD, "dev set")
+
+
+def test_routing_accuracy_on_held_out_questions() -> None:
+    _check_accuracy(_rows(HELDOUT), HELDOUT_THRESHOLD, "held-out")
+
+
+def _check_accuracy(rows: list[dict], threshold: float, name: str) -> None:
     kb = load_knowledge_base()
-    rows = _rows()
     right, action_right, misses = 0, 0, []
     for row in rows:
         decision = route(row["q"], session_repos=tuple(row.get("session", ())), kb=kb)
@@ -59,8 +69,8 @@ def test_routing_accuracy() -> None:
             misses.append(f"  line {row['line']}: expected {row['action']} {row['repos']}, "
                           f"got {decision.action} {list(decision.repos)} ({decision.reason}) :: {row['q'][:70]!r}")
     accuracy = right / len(rows)
-    print(f"\nrouting accuracy: {right}/{len(rows)} = {accuracy:.3f} "
+    print(f"\nrouting accuracy ({name}): {right}/{len(rows)} = {accuracy:.3f} "
           f"(action only: {action_right}/{len(rows)} = {action_right / len(rows):.3f})")
     for miss in misses:
         print(miss)
-    assert accuracy >= THRESHOLD, "\n".join(misses)
+    assert accuracy >= threshold, "\n".join(misses)
