@@ -1,9 +1,11 @@
 """The worker: takes jobs from the Redis Stream and answers them through the platform adapter.
 
 At-least-once with one visible answer: a job is acked only after its reply is
-delivered; a crashed worker's jobs are reclaimed after a lease longer than the
-job deadline; a delivery record makes a re-run skip instead of posting twice;
+delivered; a worker renews its lease while it works, so only a dead (or cut off)
+worker's jobs are reclaimed, and a worker checks it still owns a job right
+before posting; a delivery record makes a re-run skip instead of posting twice;
 after N attempts the job is dead-lettered and the user gets an apology.
+Messages of one conversation are answered in arrival order.
 """
 from __future__ import annotations
 

@@ -91,10 +91,6 @@ class Conversation:
         self._limits = limits
         self._clock = clock
 
-    @property
-    def research_enabled(self) -> bool:
-        return self._researcher is not None
-
     async def handle(self, message: InboundMessage, progress: ProgressCallback = _no_progress) -> Reply:
         key = message.conversation_key
         body = clean_text(message.text)

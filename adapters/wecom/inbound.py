@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from core.ingress import Ingress, SubmitOutcome
+from core.language import detect_language as language_of
 
 from . import cards as card_builders
 from .frames import RESPOND_MSG, RESPOND_UPDATE, RESPOND_WELCOME, stream_body, text_body, update_card_body
 from .parse import Callback, CardClick, EnterChat, FeedbackEvent, MessageCallback, StreamRefresh, to_inbound
-from .render import language_of, text
+from .render import text
 from .store import CardStore, FeedbackStore, StreamStore
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from adapters.common.sources import has_sources_section
 from adapters.common.split import split_markdown
-from core.language import detect_language as language_of  # noqa: F401 - one definition, re-exported
 from core.messages import Language, Progress, Reply, ReplyKind
 
 STREAM_LIMIT_BYTES = 20_480
