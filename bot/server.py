@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from collections.abc import Iterator
 
 import uvicorn
@@ -41,7 +42,13 @@ def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
 
 async def run_server(settings: Settings, mode: str, *, host: str | None = None, port: int | None = None) -> int:
     settings, embedded = _with_redis(settings)
-    components = build_components(settings)
+    try:
+        components = build_components(settings)
+    except ValueError as exc:  # a malformed setting: one clear line, not a traceback
+        print(f"configuration error: {exc}", file=sys.stderr, flush=True)
+        if embedded is not None:
+            embedded.stop()
+        return 2
     worker = Worker(components) if mode in ("serve", "worker") else None
     server = None
     if mode in ("serve", "web"):

@@ -92,3 +92,12 @@ def test_chat_remembers_the_thread_and_takes_the_clarification_at_the_prompt():
     assert "verylucky01/MindIE-LLM" in out or "MindIE-LLM](" in out  # the resumed answer names it
     assert "507015" in out.split("1. MindIE-LLM", 1)[1]  # the original question was answered
     assert "昇腾推理助手" in out  # help in Chinese
+
+
+def test_a_malformed_setting_is_one_clear_line_not_a_traceback(tmp_path):
+    result = run_bot("web", "--port", "0", env={"REDIS_URL": "redis://127.0.0.1:9/0", "TELEGRAM_BOT_TOKEN": "not-a-token",
+                                               "DATA_DIR": str(tmp_path)})
+    err = result.stderr.decode()
+    assert result.returncode == 2
+    assert "configuration error" in err and "TELEGRAM_BOT_TOKEN" in err
+    assert "Traceback" not in err and "not-a-token" not in err

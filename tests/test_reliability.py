@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 import redis.asyncio as aioredis
@@ -21,7 +17,6 @@ from core.messages import InboundMessage, Reply, ReplyKind
 from tests.support.fake_http import UvicornRunner
 from tests.support.recording_adapter import RecordingAdapter
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Echo:
@@ -114,39 +109,6 @@ async def test_a_job_queued_before_a_redis_restart_is_still_answered(make_settin
         await task
         await components.aclose()
         server.stop()
-
-
-_RACE = """
-import asyncio, sys, json
-import redis.asyncio as aioredis
-from core.ingress import Ingress
-from core.keys import Keys
-from core.messages import InboundMessage
-
-async def main(url, prefix, n):
-    client = aioredis.Redis.from_url(url)
-    ingress = Ingress(client, Keys(prefix), 60)
-    results = []
-    for i in range(n):
-        m = InboundMessage("slack", "T", "C", str(i), "U", "q", str(i), f"Ev{i}", False)
-        results.append((await ingress.submit(m)).outcome.value)
-    await client.aclose()
-    print(json.dumps(results))
-
-asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
-"""
-
-
-async def test_two_web_processes_racing_on_the_same_events_enqueue_each_once(redis_url, keys, redis):
-    # Two separate processes (like two web replicas receiving Slack's retry) submit the same 200 events.
-    procs = [
-        subprocess.Popen([sys.executable, "-c", _RACE, redis_url, keys.prefix, "200"], cwd=ROOT, stdout=subprocess.PIPE)
-        for _ in range(2)
-    ]
-    outcomes = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
-    enqueued = [a == "enqueued" for a in outcomes[0]], [b == "enqueued" for b in outcomes[1]]
-    assert all(x != y for x, y in zip(*enqueued))  # exactly one of the two won each event
-    assert await redis.xlen(keys.jobs) == 200
 
 
 async def _async(value: bool) -> bool:
