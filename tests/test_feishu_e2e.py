@@ -8,7 +8,10 @@ import pytest
 
 from adapters.feishu import crypto
 from core.messages import Progress, Reply, ReplyKind, Source
+from starlette.responses import JSONResponse
+
 from tests.support.fake_feishu import (
+    RATE_LIMITED,
     FakeFeishu,
     FakeWsGateway,
     card_action_event,
@@ -247,3 +250,39 @@ async def test_long_connection_mode_feeds_the_same_path(fake, settings):
     replies = fake.replies_to("om_w1")
     assert len(replies) == 2  # the question once (despite the re-push), the button pick once
     assert all(fake.visible_text(m) == "Answered over the long connection." for m in replies)
+
+
+class ReplyRateLimitedOnce(FakeFeishu):
+    """Feishu's gateway refuses the first message reply with the rate-limit code; later replies go through."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__()
+        self.status = status
+        self.reply_uuids: list[str] = []
+
+    async def _reply(self, request):
+        self.reply_uuids.append((await request.json()).get("uuid", ""))
+        if len(self.reply_uuids) == 1:
+            return JSONResponse({"code": RATE_LIMITED, "msg": "request trigger frequency limit"},
+                                status_code=self.status, headers={"x-ogw-ratelimit-reset": "1"})
+        return await super()._reply(request)
+
+
+@pytest.mark.parametrize("status", [429, 400])
+async def test_rate_limited_reply_is_retried_and_the_answer_arrives_once(make_settings, status):
+    reply = Reply(ReplyKind.ANSWER, "Lower `max_num_seqs` to 64.", "en")
+    async with ReplyRateLimitedOnce(status) as limited:
+        settings = make_settings(
+            feishu_app_id=limited.app_id, feishu_app_secret=limited.app_secret, feishu_verification_token=TOKEN,
+            feishu_encrypt_key=KEY, feishu_api_url=limited.url, feishu_bot_open_id="ou_bot",
+        )
+        async with running_bot(settings, conversation=Scripted(reply)) as stack:
+            await send(stack, message_event("910B OOM at warmup", message_id="om_r1"))
+            await stack.wait_idle()
+            assert not await stack.redis.xlen(stack.keys.dead_letters)
+    [answer] = limited.replies_to("om_r1")
+    # the same request was retried (same idempotency uuid), not replaced by a fallback plain card
+    assert len(limited.reply_uuids) == 2 and limited.reply_uuids[0] == limited.reply_uuids[1] == answer.uuid
+    assert answer.content.get("type") == "card" and len(limited.cards) == 1  # the CardKit card, no orphan
+    assert limited.visible_text(answer) == "Lower `max_num_seqs` to 64."
+    assert not limited.violations

@@ -131,6 +131,32 @@ async def test_slack_429_once_the_reply_still_arrives(settings, slack: FakeSlack
     assert not await stack.redis.xlen(stack.keys.dead_letters)
 
 
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_slack_429_on_the_answer_edit_the_reply_still_arrives_once(settings, slack: FakeSlack, streaming: bool) -> None:
+    """429 + Retry-After on the call that completes the answer: chat.stopStream when streaming; chat.update of
+    the progress placeholder (the status line refused, so progress went into a message) when not."""
+    if streaming:
+        limited = "chat.stopStream"
+    else:
+        limited = "chat.update"
+        slack.fail("assistant.threads.setStatus", error="missing_scope")
+    slack.fail(limited, status=429, error="ratelimited", retry_after=1)
+    ts = "1700000006.000100"
+    conversation = Scripted(lambda m: Reply(ReplyKind.ANSWER, "Set `HCCL_CONNECT_TIMEOUT=7200`.", "en", trace_id="t429e"),
+                            progress=("Reading your question…",))
+    async with running_bot(settings(slack_streaming=streaming), conversation=conversation) as stack:
+        await post_event(stack.base_url, event_callback(mention("HCCL times out", ts=ts)))
+        await stack.wait_idle()
+        assert not await stack.redis.xlen(stack.keys.dead_letters)
+    assert slack.count(limited) == 2  # refused once with Retry-After, then accepted
+    [answer] = slack.in_thread(CHANNEL, ts)  # no second message, no fallback post
+    shown = answer.text if streaming else answer.section_text()
+    assert shown.count("Set `HCCL_CONNECT_TIMEOUT=7200`.") == 1
+    assert answer.stopped and [b["action_id"] for b in answer.buttons()] == ["aic_feedback_up", "aic_feedback_down"]
+    if not streaming:
+        assert answer.updates == 1 and "Reading your question" not in answer.section_text()
+
+
 async def test_postmessage_errors_do_not_crash_the_worker(settings, slack: FakeSlack) -> None:
     """Slack refuses everything for one job: it stays pending for a retry; the next job is answered."""
     slack.fail("chat.postMessage", error="channel_not_found", times=1)
