@@ -1,0 +1,313 @@
+"""Per-product facts: short, sourced answers for each of the nine products.
+
+`core/knowledge/*.json` describes vllm-ascend in depth; this module adds what a
+maintainer of *each* product would say to a frequent question (a setting and its
+default, a limit, the fix for an error), so triage can answer a MindIE-Motor or
+msModelSlim question with that product's own advice instead of vllm-ascend's.
+
+Facts live in `core/knowledge/products/<product>.json` (one file per product,
+see docs/knowledge.md). They are validated once at load: every product must be
+a canonical repository of `repositories.json`, both languages present, texts
+short, ids unique, and every `source` either an https URL or `owner/name:path`
+of a known repository. When a directory of clones is given, a source path that
+does not exist in its clone is rejected too (tests run that check against the
+real clones; the bot itself must load without them).
+
+Matching is plain substring search with word-boundary checks done by hand, so
+its cost is linear in the text for each trigger and no regex can backtrack.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from core.knowledge_base import KNOWLEDGE_DIR, load_knowledge_base
+from core.messages import Language, Source
+
+PRODUCTS_DIR = KNOWLEDGE_DIR / "products"
+
+KINDS = frozenset({"faq", "env_var", "error", "config", "howto", "feature", "limitation", "version"})
+MAX_TEXT = 350
+MAX_TITLE = 120
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,63}$")
+_HTTPS = re.compile(r"^https://[^\s]+$")
+_REPO_PATH = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<path>[^\s:]+)$")
+# A literal example version in a command would be advice for someone else's
+# setup (issue 12); commands carry placeholders like <vllm-version> instead.
+_LITERAL_VERSION = re.compile(r"(?<![\w.<-])v?\d+\.\d+\.\d+(?:rc\d+)?(?![\w.>])")
+
+
+class ProductFactError(ValueError):
+    """A product-fact file is missing, malformed or breaks the schema."""
+
+
+@dataclass(frozen=True)
+class ProductFact:
+    id: str
+    products: tuple[str, ...]  # canonical repo names from repositories.json
+    kind: str
+    triggers: tuple[str, ...]
+    title_en: str
+    title_zh: str
+    text_en: str
+    text_zh: str
+    commands: tuple[str, ...]
+    source: str  # https URL or owner/name:path
+
+    def title(self, language: Language) -> str:
+        return self.title_zh if language == "zh" else self.title_en
+
+    def text(self, language: Language) -> str:
+        return self.text_zh if language == "zh" else self.text_en
+
+    def citation(self) -> Source:
+        """The source as a citable link, resolved like every other knowledge-base fact."""
+        return load_knowledge_base().source(self.source)
+
+    @property
+    def source_url(self) -> str:
+        return self.citation().url
+
+
+# ------------------------------------------------------------------ loading
+
+
+def _fail(file: str, where: str, message: str) -> ProductFactError:
+    return ProductFactError(f"{file}: {where}: {message}")
+
+
+def _str(file: str, where: str, obj: dict[str, Any], key: str, limit: int) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(file, where, f"field '{key}' must be a non-empty string")
+    if len(value) > limit:
+        raise _fail(file, where, f"field '{key}' has {len(value)} characters (at most {limit})")
+    return value.strip()
+
+
+def _strs(file: str, where: str, obj: dict[str, Any], key: str, *, required: bool) -> tuple[str, ...]:
+    value = obj.get(key, None if required else [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _fail(file, where, f"field '{key}' must be a list of non-empty strings")
+    if required and not value:
+        raise _fail(file, where, f"field '{key}' must not be empty")
+    return tuple(v.strip() for v in value)
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+
+
+def _check_source(file: str, where: str, ref: str, known: set[str], repos_dir: Path | None) -> None:
+    if _HTTPS.match(ref):
+        return
+    m = _REPO_PATH.match(ref)
+    if not m:
+        raise _fail(file, where, f"source {ref!r} is neither an https URL nor 'owner/name:path'")
+    repo, path = m.group("repo"), m.group("path")
+    if repo not in known:
+        raise _fail(file, where, f"source {ref!r} names a repository that is not in repositories.json")
+    if ".." in Path(path).parts:
+        raise _fail(file, where, f"source {ref!r} leaves its repository")
+    if repos_dir is not None:
+        clone = repos_dir / repo
+        if clone.is_dir() and not (clone / path).exists():
+            raise _fail(file, where, f"source path {path!r} does not exist in the clone of {repo}")
+
+
+def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: Path | None) -> ProductFact:
+    if not isinstance(entry, dict):
+        raise _fail(file, f"entry #{index}", "expected an object")
+    where = f"id={entry['id']!r}" if isinstance(entry.get("id"), str) else f"entry #{index}"
+    fact_id = _str(file, where, entry, "id", 64)
+    if not _ID.match(fact_id):
+        raise _fail(file, where, "id must be lowercase ASCII letters, digits and '-'")
+    products = _strs(file, where, entry, "products", required=True)
+    for p in products:
+        if p not in known:
+            raise _fail(file, where, f"unknown product {p!r} (use the repo name from repositories.json)")
+    kind = _str(file, where, entry, "kind", 20)
+    if kind not in KINDS:
+        raise _fail(file, where, f"kind {kind!r} is not one of {sorted(KINDS)}")
+    triggers = _strs(file, where, entry, "triggers", required=True)
+    title_en = _str(file, where, entry, "title_en", MAX_TITLE)
+    title_zh = _str(file, where, entry, "title_zh", MAX_TITLE)
+    text_en = _str(file, where, entry, "text_en", MAX_TEXT)
+    text_zh = _str(file, where, entry, "text_zh", MAX_TEXT)
+    if not _has_cjk(text_zh):
+        raise _fail(file, where, "text_zh must be written in Chinese")
+    commands = _strs(file, where, entry, "commands", required=False)
+    for c in commands:
+        if _LITERAL_VERSION.search(c):
+            raise _fail(file, where, f"command {c!r} holds a literal version; use a placeholder like <vllm-version>")
+    source = _str(file, where, entry, "source", 300)
+    _check_source(file, where, source, known, repos_dir)
+    return ProductFact(
+        id=fact_id,
+        products=products,
+        kind=kind,
+        triggers=triggers,
+        title_en=title_en,
+        title_zh=title_zh,
+        text_en=text_en,
+        text_zh=text_zh,
+        commands=commands,
+        source=source,
+    )
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ProductFactError(f"{path.name}: not valid JSON: {exc}") from None
+
+
+def _build(directory: Path, repos_dir: Path | None) -> tuple[ProductFact, ...]:
+    if not directory.is_dir():
+        raise ProductFactError(f"product facts directory not found: {directory}")
+    known = {r.repo for r in load_knowledge_base().repositories}
+    files = sorted(directory.glob("*.json"))
+    if not files:
+        raise ProductFactError(f"no product fact files in {directory}")
+    facts: list[ProductFact] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        data = _read(path)
+        if not isinstance(data, dict) or not isinstance(data.get("facts"), list) or not data["facts"]:
+            raise ProductFactError(f"{path.name}: top level must be an object with a non-empty 'facts' list")
+        for i, entry in enumerate(data["facts"]):
+            fact = _parse_fact(path.name, i, entry, known, repos_dir)
+            if fact.id in seen:
+                raise ProductFactError(f"{path.name}: duplicate id {fact.id!r} (first in {seen[fact.id]})")
+            seen[fact.id] = path.name
+            facts.append(fact)
+    return tuple(facts)
+
+
+@lru_cache(maxsize=8)
+def _cached(directory: str, repos_dir: str | None) -> tuple[ProductFact, ...]:
+    return _build(Path(directory), Path(repos_dir) if repos_dir else None)
+
+
+def load_product_facts(directory: Path | str | None = None, repos_dir: Path | str | None = None) -> tuple[ProductFact, ...]:
+    """Load and validate every product fact once per (directory, repos_dir); cached.
+
+    `repos_dir` (a REPOS_DIR with clones at <owner>/<name>) makes a source path
+    missing from its clone an error; repositories without a clone are not checked.
+    Raises ProductFactError naming the file and the fact at fault.
+    """
+    target = Path(directory) if directory is not None else PRODUCTS_DIR
+    clones = str(Path(repos_dir).resolve()) if repos_dir is not None else None
+    return _cached(str(target.resolve()), clones)
+
+
+# ----------------------------------------------------------------- matching
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _occurs(trigger: str, text: str) -> bool:
+    """`trigger` (lowercase) occurs in `text` (lowercase); ASCII triggers on word boundaries.
+
+    A boundary is only required on a side where the trigger itself starts or ends
+    with a word character, so `--enforce-eager` and `npu-smi` still match after a
+    space or inside a longer command line. Each find() is linear; no regex is used.
+    """
+    if not trigger.isascii():
+        return trigger in text
+    need_left, need_right = _is_word(trigger[0]), _is_word(trigger[-1])
+    start = text.find(trigger)
+    while start != -1:
+        end = start + len(trigger)
+        left_ok = not need_left or start == 0 or not _is_word(text[start - 1])
+        right_ok = not need_right or end == len(text) or not _is_word(text[end])
+        if left_ok and right_ok:
+            return True
+        start = text.find(trigger, start + 1)
+    return False
+
+
+def trigger_weight(trigger: str) -> int:
+    """How specific a trigger is: an identifier, env var or error string beats a plain phrase.
+
+    3: looks like an identifier (UPPER_CASE, snake_case, CamelCase, dotted, a
+       flag, digits mixed with letters, a path) or a CJK phrase of 6+ chars;
+    2: a multi-word phrase or a CJK phrase of 4-5 chars;
+    1: a single plain word or a short CJK phrase.
+    """
+    t = trigger.strip()
+    if not t.isascii():
+        n = sum(1 for ch in t if not ch.isspace())
+        if any(ch.isascii() and (ch == "_" or ch.isdigit()) for ch in t):
+            return 3
+        return 3 if n >= 6 else 2 if n >= 4 else 1
+    has_upper_inside = any(ch.isupper() for ch in t[1:])
+    identifier = (
+        "_" in t
+        or t.startswith("-")
+        or any(ch in t for ch in "./=:")
+        or (any(ch.isdigit() for ch in t) and any(ch.isalpha() for ch in t))
+        or (has_upper_inside and " " not in t)
+        or t.isdigit()
+    )
+    if identifier:
+        return 3
+    return 2 if " " in t or "-" in t else 1
+
+
+@dataclass(frozen=True)
+class _Scored:
+    score: int
+    hits: int
+    order: int
+    fact: ProductFact
+
+
+def match_product_facts(
+    text: str,
+    repos: Sequence[str],
+    limit: int = 4,
+    facts: Iterable[ProductFact] | None = None,
+) -> list[ProductFact]:
+    """Facts of `repos` (all products when empty) whose triggers occur in `text`, best first.
+
+    Ranked by the summed specificity of the distinct triggers that hit (see
+    `trigger_weight`), then by the number of hits, then by file order.
+    """
+    if limit <= 0 or not text or not text.strip():
+        return []
+    pool = load_product_facts() if facts is None else tuple(facts)
+    wanted = {r.lower() for r in repos}
+    lowered = text.lower()
+    scored: list[_Scored] = []
+    for order, fact in enumerate(pool):
+        if wanted and not any(p.lower() in wanted for p in fact.products):
+            continue
+        score = hits = 0
+        for trigger, weight in _prepared(fact.triggers):
+            if _occurs(trigger, lowered):
+                score += weight
+                hits += 1
+        if hits:
+            scored.append(_Scored(score, hits, order, fact))
+    scored.sort(key=lambda s: (-s.score, -s.hits, s.order))
+    return [s.fact for s in scored[:limit]]
+
+
+@lru_cache(maxsize=4096)
+def _prepared(triggers: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    # Weight from the original spelling (CamelCase, UPPER_CASE), match on the lowercase form.
+    out: dict[str, int] = {}
+    for t in triggers:
+        low = t.strip().lower()
+        if low:
+            out[low] = max(out.get(low, 0), trigger_weight(t))
+    return tuple(out.items())
