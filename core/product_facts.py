@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from core.knowledge_base import KNOWLEDGE_DIR, load_knowledge_base
+from core.knowledge_base import KNOWLEDGE_DIR, Repository, _load_json, _parse_repositories, _resolve_source
 from core.messages import Language, Source
 
 PRODUCTS_DIR = KNOWLEDGE_DIR / "products"
@@ -67,7 +67,7 @@ class ProductFact:
 
     def citation(self) -> Source:
         """The source as a citable link, resolved like every other knowledge-base fact."""
-        return load_knowledge_base().source(self.source)
+        return _resolve_source(self.source, _repositories())
 
     @property
     def source_url(self) -> str:
@@ -75,6 +75,14 @@ class ProductFact:
 
 
 # ------------------------------------------------------------------ loading
+
+
+@lru_cache(maxsize=1)
+def _repositories() -> dict[str, Repository]:
+    # Only repositories.json is needed (names and doc branches), parsed and
+    # validated by the knowledge base's own code; the other knowledge files are
+    # not loaded so a problem there cannot take product facts down with it.
+    return {r.repo: r for r in _parse_repositories(_load_json(KNOWLEDGE_DIR, "repositories.json"))}
 
 
 def _fail(file: str, where: str, message: str) -> ProductFactError:
@@ -171,7 +179,7 @@ def _read(path: Path) -> Any:
 def _build(directory: Path, repos_dir: Path | None) -> tuple[ProductFact, ...]:
     if not directory.is_dir():
         raise ProductFactError(f"product facts directory not found: {directory}")
-    known = {r.repo for r in load_knowledge_base().repositories}
+    known = set(_repositories())
     files = sorted(directory.glob("*.json"))
     if not files:
         raise ProductFactError(f"no product fact files in {directory}")
