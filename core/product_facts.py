@@ -40,6 +40,8 @@ _REPO_PATH = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<path>[^\s:]+
 # A literal example version in a command would be advice for someone else's
 # setup (issue 12); commands carry placeholders like <vllm-version> instead.
 _LITERAL_VERSION = re.compile(r"(?<![\w.<-])v?\d+\.\d+\.\d+(?:rc\d+)?(?![\w.>])")
+# A lower bound ("pydantic>=2.10.1") is a requirement, not somebody's example version.
+_LOWER_BOUND = re.compile(r"(?:>=|~=|>)\s*v?\d[\w.]*")
 
 
 class ProductFactError(ValueError):
@@ -151,7 +153,7 @@ def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: P
         raise _fail(file, where, "text_zh must be written in Chinese")
     commands = _strs(file, where, entry, "commands", required=False)
     for c in commands:
-        if _LITERAL_VERSION.search(c):
+        if _LITERAL_VERSION.search(_LOWER_BOUND.sub("", c)):
             raise _fail(file, where, f"command {c!r} holds a literal version; use a placeholder like <vllm-version>")
     source = _str(file, where, entry, "source", 300)
     _check_source(file, where, source, known, repos_dir)
