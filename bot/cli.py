@@ -1,4 +1,4 @@
-"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, doctor."""
+"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, doctor, eval."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +8,7 @@ import json
 import logging
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from adapters.terminal.render import render_json, render_text
@@ -39,7 +40,9 @@ def terminal_message(text: str, thread: str) -> InboundMessage:
     )
 
 
-def local_conversation(settings: Settings, offline: bool) -> tuple[Conversation, Any]:
+def local_conversation(
+    settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
+) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
     from bot.wiring import build_researcher, conversation_limits  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
@@ -52,7 +55,10 @@ def local_conversation(settings: Settings, offline: bool) -> tuple[Conversation,
 
             redis = aioredis.Redis.from_url(settings.redis_url)
         researcher = build_researcher(settings, redis, Keys(settings.redis_prefix))
-    return Conversation(MemorySessionStore(), researcher=researcher, limits=conversation_limits(settings)), researcher
+    conversation = Conversation(
+        MemorySessionStore(), researcher=researcher, limits=conversation_limits(settings), on_research=on_research
+    )
+    return conversation, researcher
 
 
 async def _progress_to_stderr(update: Any) -> None:
@@ -130,11 +136,17 @@ def main(argv: list[str] | None = None) -> int:
 
     sync = sub.add_parser("sync", help="clone or update the repositories for code search")
     sync.add_argument("repos", nargs="*", help="owner/name (default: all)")
+    sync.add_argument("--issues", action="store_true", help="download issues only, into DATA_DIR/issues (docs/issues-sync.md)")
+    sync.add_argument("--max-pages", type=int, metavar="N", help="with --issues: stop each repository after N pages")
     sub.add_parser("doctor", help="check configuration and connectivity")
+
+    from bot.eval.command import add_parser as add_eval_parser  # noqa: PLC0415
+
+    add_eval_parser(sub)
 
     args = parser.parse_args(argv)
     settings = Settings()
-    quiet = args.command in ("ask", "chat")
+    quiet = args.command in ("ask", "chat", "eval")
     configure_logging("WARNING" if quiet else settings.log_level, settings.log_json)
     if args.command == "ask":
         args.question = "-" if args.question == ["-"] else args.question
@@ -146,9 +158,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return asyncio.run(run_server(settings, args.command, host=args.host, port=args.port))
     if args.command == "sync":
+        if args.max_pages is not None and (not args.issues or args.max_pages < 1):
+            parser.error("--max-pages takes a positive number and only applies with --issues")
+        if args.issues:
+            from bot.issues.sync import run_issues_sync  # noqa: PLC0415
+
+            return asyncio.run(run_issues_sync(settings, args.repos, args.max_pages))
         from bot.sync_command import run_sync  # noqa: PLC0415
 
         return asyncio.run(run_sync(settings, args.repos))
+    if args.command == "eval":
+        from bot.eval.command import cmd_eval  # noqa: PLC0415
+
+        return asyncio.run(cmd_eval(args, settings))
     if args.command == "doctor":
         from bot.doctor import run_doctor  # noqa: PLC0415
 

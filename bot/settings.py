@@ -72,6 +72,16 @@ class Settings(BaseSettings):
     repo_sync_mode: Literal["shallow", "blobless"] = "shallow"
     repo_sync_timeout_seconds: float = 900.0
 
+    # --- issue download (`python -m bot sync --issues`, docs/issues-sync.md) ----------------------
+    issues_page_size: int = Field(default=100, ge=1, le=100)  # both APIs cap per_page at 100
+    issues_body_max_chars: int = 20_000  # longer bodies (pasted logs) are cut, with a marker
+    issues_comment_max_chars: int = 4_000
+    issues_max_comments: int = 5  # maintainer (GitHub) or last (GitCode) comments kept per closed issue
+    issues_retries: int = 5  # attempts after a 5xx or a network error, with exponential backoff
+    issues_max_wait_seconds: float = 900.0  # a longer rate-limit wait stops the repo; a rerun resumes
+    issues_gitcode_min_interval_seconds: float = 1.2  # GitCode's default limit is said to be 50/min
+    issues_http_timeout_seconds: float = 30.0
+
     # --- slack ------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

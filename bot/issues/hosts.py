@@ -1,0 +1,199 @@
+"""What each API calls an issue, turned into a StoredIssue.
+
+Both listings are walked newest-updated first (sort=updated, direction=desc). That order is what
+makes a page-number cursor safe to resume: an issue updated while the walk runs moves to page 1,
+already read, so later pages only shift by one and repeat an item instead of skipping one; the
+moved issue is picked up by the next run because its updated_at is newer than the saved `since`.
+
+GitHub lists pull requests among issues (they carry a `pull_request` key): they are dropped.
+Comments are fetched only for closed issues with comments: on GitHub those by the maintainers
+(author_association OWNER/MEMBER/COLLABORATOR), on GitCode, which has no association, the last
+few, where the closing answer usually is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from bot.issues.http import ApiResponse, HostClient
+from core.issue_store import IssueComment, StoredIssue, parse_time, utc_iso
+from core.research.repos import RepoInfo
+
+MAINTAINER_ROLES = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    page_size: int = 100
+    body_chars: int = 20_000
+    comment_chars: int = 4_000
+    max_comments: int = 5
+
+
+@dataclass(frozen=True)
+class ListedPage:
+    items: tuple[dict[str, Any], ...]  # issues only, raw API objects
+    pull_requests: int  # dropped from this page
+    has_next: bool
+
+
+class IssueHost(Protocol):
+    client: HostClient
+
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage: ...
+
+    async def comments(self, repo: RepoInfo, item: dict[str, Any]) -> tuple[IssueComment, ...]: ...
+
+
+class BadItem(ValueError):
+    """An API object that is not a usable issue (no number, no dates…); skipped and counted."""
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n…[truncated {len(text) - limit} characters]"
+
+
+def item_number(item: dict[str, Any]) -> int:
+    raw = item.get("number")
+    if isinstance(raw, bool):
+        raise BadItem("number")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return int(raw.strip())
+    raise BadItem("number")
+
+
+def _is_pull_request(item: dict[str, Any]) -> bool:
+    return bool(item.get("pull_request")) or item.get("issue_type") == "pull_request"
+
+
+def _split(data: Any) -> tuple[tuple[dict[str, Any], ...], int]:
+    if not isinstance(data, list):
+        raise BadItem("the listing is not a JSON array")
+    objects = [x for x in data if isinstance(x, dict)]
+    issues = tuple(x for x in objects if not _is_pull_request(x))
+    return issues, len(objects) - len(issues)
+
+
+def _body(item: dict[str, Any], key: str = "body") -> str:
+    value = item.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _login(obj: dict[str, Any]) -> str:
+    user = obj.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else "?"
+
+
+class GitHubIssues:
+    def __init__(self, client: HostClient, limits: Limits) -> None:
+        self.client = client
+        self.limits = limits
+
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage:
+        params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+        if since:
+            params["since"] = utc_iso(since)  # inclusive: "updated at or after"
+        response = await self.client.get(f"/repos/{repo.issue_repo}/issues", params)
+        items, prs = _split(response.data)
+        return ListedPage(items, prs, "next" in response.links)
+
+    async def comments(self, repo: RepoInfo, item: dict[str, Any]) -> tuple[IssueComment, ...]:
+        path = f"/repos/{repo.issue_repo}/issues/{item_number(item)}/comments"
+        first = await self.client.get(path, {"per_page": 100})
+        pages = [first]
+        last = _page_of(first.links.get("last"))
+        if last is not None and last > 1:  # the closing answer is at the end of a long thread
+            pages.append(await self.client.get(path, {"per_page": 100, "page": last}))
+        found: list[IssueComment] = []
+        for response in pages:
+            for c in response.data if isinstance(response.data, list) else []:
+                if isinstance(c, dict) and c.get("author_association") in MAINTAINER_ROLES:
+                    found.append(IssueComment(_login(c), str(c["author_association"]), clip(_body(c), self.limits.comment_chars)))
+        return tuple(found[-self.limits.max_comments :])
+
+
+class GitCodeIssues:
+    def __init__(self, client: HostClient, limits: Limits) -> None:
+        self.client = client
+        self.limits = limits
+
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage:
+        params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+        if since:
+            # GitCode documents an offset timestamp (the "+" URL-encoded, which httpx does).
+            params["since"] = parse_time(since).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+        response = await self.client.get(f"/repos/{repo.issue_repo}/issues", params)
+        items, prs = _split(response.data)
+        return ListedPage(items, prs, _gitcode_has_next(response, page, len(items) + prs, self.limits.page_size))
+
+    async def comments(self, repo: RepoInfo, item: dict[str, Any]) -> tuple[IssueComment, ...]:
+        path = f"/repos/{repo.issue_repo}/issues/{item_number(item)}/comments"
+        response = await self.client.get(path, {"per_page": self.limits.max_comments, "order": "desc"})
+        newest_first = [c for c in response.data if isinstance(c, dict)] if isinstance(response.data, list) else []
+        return tuple(IssueComment(_login(c), "", clip(_body(c), self.limits.comment_chars)) for c in reversed(newest_first))
+
+
+def _gitcode_has_next(response: ApiResponse, page: int, count: int, page_size: int) -> bool:
+    total = response.headers.get("total_page") or response.headers.get("total-page")
+    if total is not None and total.strip().isdigit():
+        return page < int(total.strip())
+    return count >= page_size
+
+
+def _page_of(url: str | None) -> int | None:
+    if not url:
+        return None
+    value = httpx.URL(url).params.get("page")
+    return int(value) if value and value.isdigit() else None
+
+
+def wants_comments(item: dict[str, Any]) -> bool:
+    if _state(item) != "closed":
+        return False
+    count = item.get("comments")
+    return not isinstance(count, int) or count > 0  # unknown count: ask
+
+
+def _state(item: dict[str, Any]) -> str:
+    state = str(item.get("state") or "").lower()
+    return "closed" if state in {"closed", "rejected"} else "open"  # GitCode: opened/progressing
+
+
+def to_stored(repo: RepoInfo, item: dict[str, Any], comments: tuple[IssueComment, ...], limits: Limits) -> StoredIssue:
+    number = item_number(item)
+    try:
+        created = utc_iso(str(item["created_at"]))
+        updated = utc_iso(str(item["updated_at"]))
+        closed_raw = item.get("closed_at") or item.get("finished_at")
+        closed = utc_iso(str(closed_raw)) if closed_raw else None
+    except (KeyError, ValueError) as exc:
+        raise BadItem(f"dates of #{number}") from exc
+    url = item.get("html_url")
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        url = f"{repo.web_url}/issues/{number}"
+    labels = tuple(
+        str(label["name"]) if isinstance(label, dict) else str(label)
+        for label in item.get("labels") or []
+        if (isinstance(label, dict) and label.get("name")) or isinstance(label, str)
+    )
+    title = item.get("title")
+    return StoredIssue(
+        repo=repo.name,
+        number=number,
+        url=url,
+        title=title.strip()[:500] if isinstance(title, str) else "",
+        body=clip(_body(item), limits.body_chars),
+        labels=labels,
+        state=_state(item),
+        created_at=created,
+        updated_at=updated,
+        closed_at=closed,
+        comments=comments,
+    )

@@ -1,0 +1,108 @@
+"""DATA_DIR/issues/state.json: where each repository's issue download stands.
+
+Per repository:
+- `since`: the newest updated_at of the last completed run; the next run asks for issues updated
+  at or after it.
+- `pending`: a run in progress (or cut short): the `since` that run asked with, the next page to
+  fetch, the newest updated_at seen so far and the pages done. It is written only after the
+  page's issues are on disk (fsynced), so a crash resumes at the first page not yet stored.
+
+The file holds no token and nothing from the APIs but timestamps and counters. Writes are atomic
+(temporary file, fsync, rename).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from core.issue_store import issues_dir
+
+
+@dataclass(frozen=True)
+class Pending:
+    since: str | None
+    next_page: int
+    newest: str | None
+    pages: int = 0
+
+
+@dataclass(frozen=True)
+class RepoState:
+    since: str | None = None
+    synced_at: str | None = None
+    pending: Pending | None = None
+
+
+@dataclass
+class SyncState:
+    path: Path
+    repos: dict[str, RepoState] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, data_dir: Path) -> SyncState:
+        path = issues_dir(data_dir) / "state.json"
+        state = cls(path)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return state
+        except (OSError, ValueError) as exc:
+            raise StateError(f"{path} is unreadable ({type(exc).__name__}); move it aside to start over") from None
+        for name, entry in (raw.get("repos") or {}).items() if isinstance(raw, dict) else ():
+            try:
+                state.repos[name] = _entry(entry)
+            except (TypeError, ValueError, KeyError):
+                raise StateError(f"{path}: the entry for {name} is malformed; delete it to resync that repository") from None
+        return state
+
+    def get(self, repo: str) -> RepoState:
+        return self.repos.get(repo, RepoState())
+
+    def put(self, repo: str, entry: RepoState) -> None:
+        self.repos[repo] = entry
+        self.save()
+
+    def set_pending(self, repo: str, pending: Pending | None) -> None:
+        self.put(repo, replace(self.get(repo), pending=pending))
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"version": 1, "repos": {name: _plain(e) for name, e in sorted(self.repos.items())}}
+        tmp = self.path.with_suffix(".json.tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(body, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+
+
+class StateError(Exception):
+    pass
+
+
+def _plain(entry: RepoState) -> dict[str, Any]:
+    data = asdict(entry)
+    return data
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError("expected a string")
+
+
+def _entry(raw: Any) -> RepoState:
+    if not isinstance(raw, dict):
+        raise TypeError("not an object")
+    pending_raw = raw.get("pending")
+    pending = None
+    if pending_raw is not None:
+        page = pending_raw["next_page"]
+        pages = pending_raw.get("pages", 0)
+        if not isinstance(page, int) or page < 1 or not isinstance(pages, int):
+            raise ValueError("bad page")
+        pending = Pending(_opt_str(pending_raw.get("since")), page, _opt_str(pending_raw.get("newest")), pages)
+    return RepoState(_opt_str(raw.get("since")), _opt_str(raw.get("synced_at")), pending)

@@ -1,0 +1,418 @@
+"""`python -m bot sync --issues` against local fakes of the GitHub and GitCode listing APIs.
+
+Real httpx over loopback; time is a FakeClock, so rate-limit waits and backoffs are recorded,
+never slept.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import logging
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.issues.state import SyncState
+from bot.issues.sync import run_issues_sync, sync_issues
+from bot.settings import Settings
+from core.issue_store import issues_path, iter_issues, read_issue_file
+from tests.support.fake_issue_host import FakeClock, FakeIssueHost, HostedIssue, note
+
+ASCEND = "vllm-project/vllm-ascend"  # on GitHub under the same name
+MINDIE = "verylucky01/MindIE-LLM"  # canonical name; its issues live on GitCode as Ascend/MindIE-LLM
+MINDIE_HOST = "Ascend/MindIE-LLM"
+GH_TOKEN = "ghp_" + "T" * 36
+GC_TOKEN = "gitcode-secret-token-0123456789"
+
+
+def issues(count: int, start: int = 1, *, day: int = 1, prs: tuple[int, ...] = ()) -> list[HostedIssue]:
+    """Issues numbered from `start`, each updated one hour after the previous one."""
+    made = []
+    for n in range(start, start + count):
+        made.append(HostedIssue(number=n, title=f"issue {n}", updated_at=f"2026-05-{day:02d}T{n % 24:02d}:00:00Z", pull_request=n in prs))
+    return made
+
+
+def settings_for(tmp_path: Path, github: FakeIssueHost | None = None, gitcode: FakeIssueHost | None = None, **extra: object) -> Settings:
+    values: dict[str, object] = {
+        "data_dir": tmp_path / "data",
+        "github_api_url": github.api_url if github else "http://127.0.0.1:9",
+        "gitcode_api_url": gitcode.api_url if gitcode else "http://127.0.0.1:9",
+        "github_token": None,
+        "gitcode_token": None,
+        "issues_page_size": 3,
+        "issues_retries": 3,
+        "issues_gitcode_min_interval_seconds": 0,
+    }
+    values.update(extra)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def numbers(data_dir: Path, repo: str) -> list[int]:
+    return [i.number for i in iter_issues(data_dir, repo)]
+
+
+def line_count(data_dir: Path, repo: str) -> int:
+    return len(issues_path(data_dir, repo).read_text(encoding="utf-8").splitlines())
+
+
+# --- pagination, pull requests, comments --------------------------------------------------------
+
+
+async def test_github_three_pages_pull_requests_dropped_maintainer_comments_kept(tmp_path: Path) -> None:
+    rows = issues(9, prs=(3, 7))  # 7 issues and 2 pull requests: three pages of 3
+    closed = rows[0]
+    closed.state, closed.closed_at = "closed", "2026-05-01T01:30:00Z"
+    closed.comments = [
+        note("someone", "me too"),
+        note("dev1", "fixed by the patch in 0.9", "MEMBER"),
+        note("bot", "stale", "NONE"),
+        note("dev2", "closing: upgrade CANN", "COLLABORATOR"),
+    ]
+    rows[1].body = "x" * 50_000  # a pasted log
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
+        out = await sync_issues(settings_for(tmp_path, gh, issues_body_max_chars=1000), [ASCEND], clock=clock)
+        listing = gh.listing_requests(ASCEND)
+        comment_paths = gh.comment_requests()
+
+    assert [q["page"] for q in listing] == ["1", "2", "3"]
+    assert all(q["state"] == "all" and q["sort"] == "updated" and q["direction"] == "desc" for q in listing)
+    assert "since" not in listing[0]  # first sync: everything
+    assert out[0].ok and (out[0].new, out[0].pages) == (7, 3)
+    data = tmp_path / "data"
+    assert numbers(data, ASCEND) == [1, 2, 4, 5, 6, 8, 9]  # 3 and 7 were pull requests
+    stored = {i.number: i for i in iter_issues(data, ASCEND)}
+    assert [(c.author, c.association) for c in stored[1].comments] == [("dev1", "MEMBER"), ("dev2", "COLLABORATOR")]
+    assert stored[1].state == "closed" and stored[1].closed_at == "2026-05-01T01:30:00Z"
+    assert comment_paths == [f"/repos/{ASCEND}/issues/1/comments"]  # only closed issues with comments
+    assert len(stored[2].body) < 1100 and "truncated 49000 characters" in stored[2].body
+    assert stored[4].url == f"https://github.com/{ASCEND}/issues/4"
+    state = SyncState.load(data).get(ASCEND)
+    assert state.pending is None and state.since == "2026-05-01T09:00:00Z"  # newest updated_at seen
+
+
+async def test_gitcode_pages_by_total_page_and_keeps_last_comments(tmp_path: Path) -> None:
+    rows = issues(7, day=2)
+    rows[6].state, rows[6].closed_at = "closed", "2026-05-02T08:00:00+08:00"
+    rows[6].comments = [note(f"user{i}", f"comment {i}") for i in range(1, 9)]
+    clock = FakeClock()
+    async with FakeIssueHost("gitcode", {MINDIE_HOST: rows}, clock) as gc:
+        out = await sync_issues(settings_for(tmp_path, gitcode=gc, issues_max_comments=3), [MINDIE], clock=clock)
+        listing = gc.listing_requests(MINDIE_HOST)
+
+    assert [q["page"] for q in listing] == ["1", "2", "3"]
+    assert out[0].ok and out[0].new == 7
+    stored = {i.number: i for i in iter_issues(tmp_path / "data", MINDIE)}
+    assert sorted(stored) == list(range(1, 8))  # string numbers from GitCode become integers
+    last = stored[7]
+    assert [c.body for c in last.comments] == ["comment 6", "comment 7", "comment 8"]  # the last three, in order
+    assert last.state == "closed" and last.closed_at == "2026-05-02T00:00:00Z"  # finished_at, in UTC
+    assert stored[1].state == "open"  # "opened" on GitCode
+    assert last.url == f"https://gitcode.com/{MINDIE_HOST}/issues/7"
+
+
+# --- rate limits ---------------------------------------------------------------------------------
+
+
+async def test_github_budget_at_zero_waits_for_the_reset_then_continues(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        gh.exhaust_budget(after_responses=1, reset_in=120)  # page 1 says remaining 0
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+        early = gh.early_requests
+        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+
+    assert out[0].ok and out[0].new == 9
+    assert early == 0  # no request was sent before the reset
+    assert pages == ["1", "2", "3"]
+    assert 120 <= sum(clock.sleeps) <= 125
+
+
+async def test_github_403_rate_limited_is_retried_after_the_reset(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(4)}, clock) as gh:
+        gh.exhaust_budget(after_responses=0, reset_in=300)  # the first request is refused
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+        early = gh.early_requests
+
+    assert out[0].ok and out[0].new == 4
+    assert early == 1
+    assert 300 <= sum(clock.sleeps) <= 305
+
+
+async def test_rate_limit_longer_than_allowed_stops_the_repo_and_a_rerun_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        settings = settings_for(tmp_path, gh, issues_max_wait_seconds=600)
+        gh.exhaust_budget(after_responses=1, reset_in=3600)
+        code = await run_issues_sync(settings, [ASCEND], clock=clock)
+        printed = capsys.readouterr().out
+        assert code == 1
+        assert "rate limit" in printed and "rerun" in printed
+        assert sum(clock.sleeps) == 0  # it did not sit out the hour
+        assert numbers(tmp_path / "data", ASCEND) == [7, 8, 9]  # page 1 (newest first) was kept
+        assert SyncState.load(tmp_path / "data").get(ASCEND).pending.next_page == 2
+
+        clock.now += 3600
+        assert await run_issues_sync(settings, [ASCEND], clock=clock) == 0
+        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+
+    assert pages == ["1", "2", "3"]  # the rerun started at page 2
+    assert numbers(tmp_path / "data", ASCEND) == list(range(1, 10))
+
+
+async def test_gitcode_429_waits_retry_after(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("gitcode", {MINDIE_HOST: issues(5)}, clock) as gc:
+        gc.throttle(requests=2, retry_after=7)
+        out = await sync_issues(settings_for(tmp_path, gitcode=gc), [MINDIE], clock=clock)
+
+    assert out[0].ok and out[0].new == 5
+    assert clock.sleeps == [7.0, 7.0]
+
+
+async def test_gitcode_requests_are_paced(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("gitcode", {MINDIE_HOST: issues(9)}, clock) as gc:
+        out = await sync_issues(settings_for(tmp_path, gitcode=gc, issues_gitcode_min_interval_seconds=1.2), [MINDIE], clock=clock)
+
+    assert out[0].ok
+    assert clock.sleeps == [1.2, 1.2]  # three listing requests, none back to back
+
+
+# --- server errors and resuming ------------------------------------------------------------------
+
+
+async def test_5xx_in_the_middle_is_retried_with_backoff(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        gh.fail_listing(503, pages={2}, times=2)
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+
+    assert out[0].ok and out[0].new == 9
+    assert pages == ["1", "2", "2", "2", "3"]
+    assert clock.sleeps == [1.0, 2.0]
+
+
+async def test_persistent_5xx_fails_that_repo_only_and_a_rerun_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FakeClock()
+    async with (
+        FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh,
+        FakeIssueHost("gitcode", {MINDIE_HOST: issues(2)}, clock) as gc,
+    ):
+        settings = settings_for(tmp_path, gh, gc)
+        gh.fail_listing(502, pages={2}, times=None)
+        code = await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock)
+        lines = capsys.readouterr().out.strip().splitlines()
+        data = tmp_path / "data"
+        state = SyncState.load(data).get(ASCEND)
+        assert code == 1
+        assert len(lines) == 2
+        assert lines[0].startswith(f"{MINDIE}: 2 new") or lines[1].startswith(f"{MINDIE}: 2 new")
+        failed = next(line for line in lines if line.startswith(ASCEND))
+        assert "failed" in failed and "502" in failed
+        assert state.since is None and state.pending is not None and state.pending.next_page == 2  # cursor not advanced
+        assert numbers(data, ASCEND) == [7, 8, 9]
+
+        gh.clear_faults()
+        before = len(gh.listing_requests(ASCEND))
+        assert await run_issues_sync(settings, [ASCEND], clock=clock) == 0
+        resumed = gh.listing_requests(ASCEND)[before:]
+
+    assert [q["page"] for q in resumed] == ["2", "3"]
+    assert numbers(data, ASCEND) == list(range(1, 10))
+    assert SyncState.load(data).get(ASCEND).since == "2026-05-01T09:00:00Z"
+
+
+async def test_crash_after_a_page_is_stored_resumes_without_duplicates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    saves = {"n": 0}
+    real = SyncState.set_pending
+
+    def crash_on_second(self: SyncState, repo: str, pending: object) -> None:
+        saves["n"] += 1
+        if saves["n"] == 2:
+            raise RuntimeError("simulated crash between storing page 2 and saving its cursor")
+        real(self, repo, pending)  # type: ignore[arg-type]
+
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        settings = settings_for(tmp_path, gh)
+        monkeypatch.setattr(SyncState, "set_pending", crash_on_second)
+        with pytest.raises(RuntimeError):
+            await sync_issues(settings, [ASCEND], clock=clock)
+        monkeypatch.setattr(SyncState, "set_pending", real)
+        data = tmp_path / "data"
+        assert numbers(data, ASCEND) == [4, 5, 6, 7, 8, 9]  # page 2 reached the disk
+        before = len(gh.listing_requests(ASCEND))
+        out = await sync_issues(settings, [ASCEND], clock=clock)
+        resumed = [q["page"] for q in gh.listing_requests(ASCEND)[before:]]
+
+    assert resumed == ["2", "3"]  # from the last saved cursor
+    assert out[0].ok and (out[0].new, out[0].updated) == (3, 0)  # page 2 repeated, nothing rewritten
+    assert line_count(data, ASCEND) == 9
+
+
+async def test_max_pages_stops_early_and_the_next_run_continues(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        settings = settings_for(tmp_path, gh)
+        first = await sync_issues(settings, [ASCEND], max_pages=1, clock=clock)
+        second = await sync_issues(settings, [ASCEND], clock=clock)
+        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+
+    assert first[0].ok and not first[0].complete and "rerun continues" in first[0].line()
+    assert (first[0].pages, second[0].pages) == (1, 2)
+    assert pages == ["1", "2", "3"]
+    assert numbers(tmp_path / "data", ASCEND) == list(range(1, 10))
+
+
+# --- incremental -----------------------------------------------------------------------------------
+
+
+async def test_second_run_asks_since_the_newest_update_and_merges(tmp_path: Path) -> None:
+    clock = FakeClock()
+    rows = issues(5)
+    async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
+        settings = settings_for(tmp_path, gh)
+        await sync_issues(settings, [ASCEND], clock=clock)
+        rows[1].title, rows[1].updated_at = "issue 2, now with the answer", "2026-05-03T10:00:00Z"
+        rows.append(HostedIssue(number=6, title="a new one", updated_at="2026-05-03T11:00:00Z"))
+        before = len(gh.listing_requests(ASCEND))
+        out = await sync_issues(settings, [ASCEND], clock=clock)
+        second = gh.listing_requests(ASCEND)[before:]
+
+    assert second[0]["since"] == "2026-05-01T05:00:00Z"  # the newest updated_at of the first run
+    assert (out[0].new, out[0].updated) == (1, 1)
+    stored = {i.number: i for i in iter_issues(tmp_path / "data", ASCEND)}
+    assert sorted(stored) == [1, 2, 3, 4, 5, 6]
+    assert stored[2].title == "issue 2, now with the answer"
+    assert line_count(tmp_path / "data", ASCEND) == 7  # the unchanged boundary issue was not rewritten
+    assert SyncState.load(tmp_path / "data").get(ASCEND).since == "2026-05-03T11:00:00Z"
+
+
+async def test_gitcode_since_is_sent_as_an_offset_timestamp(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("gitcode", {MINDIE_HOST: issues(2)}, clock) as gc:
+        settings = settings_for(tmp_path, gitcode=gc)
+        await sync_issues(settings, [MINDIE], clock=clock)
+        await sync_issues(settings, [MINDIE], clock=clock)
+        second = gc.listing_requests(MINDIE_HOST)[-1]
+
+    assert second["since"] == "2026-05-01T02:00:00+00:00"
+
+
+# --- secrets ---------------------------------------------------------------------------------------
+
+
+async def test_tokens_go_in_the_header_and_nowhere_else(tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    clock = FakeClock()
+    async with (
+        FakeIssueHost("github", {ASCEND: issues(4)}, clock) as gh,
+        FakeIssueHost("gitcode", {MINDIE_HOST: issues(4)}, clock) as gc,
+    ):
+        settings = settings_for(tmp_path, gh, gc, github_token=GH_TOKEN, gitcode_token=GC_TOKEN)
+        gc.fail_listing(500, pages={2}, times=None)  # the error path prints too
+        code = await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock)
+        gh_auth = {r.headers.get("authorization") for r in gh.server.requests}
+        gc_auth = {r.headers.get("authorization") for r in gc.server.requests}
+        urls = [json.dumps(r.query) for r in gh.server.requests + gc.server.requests]
+
+    assert code == 1
+    assert gh_auth == {f"Bearer {GH_TOKEN}"} and gc_auth == {f"Bearer {GC_TOKEN}"}
+    captured = capsys.readouterr()
+    written = "".join(p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "data").rglob("*") if p.is_file())
+    for token in (GH_TOKEN, GC_TOKEN):
+        assert token not in captured.out + captured.err
+        assert token not in caplog.text
+        assert token not in written
+        assert not any(token in u for u in urls)
+    assert "MindIE-LLM: failed" in captured.out
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = issues_path(tmp_path, ASCEND)
+    path.parent.mkdir(parents=True)
+    good = {
+        "repo": ASCEND, "number": 1, "url": "https://github.com/x/issues/1", "title": "old", "body": "", "labels": [],
+        "state": "open", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z", "closed_at": None, "comments": [],
+    }
+    newer = {**good, "title": "new", "updated_at": "2026-01-03T00:00:00Z"}
+    lines = [
+        json.dumps(newer),
+        "{not json",
+        json.dumps({**good, "number": "seven"}),
+        json.dumps(good),  # an older version after the newer one: still loses
+        json.dumps([1, 2]),
+        json.dumps({**good, "number": 2})[:40],  # a partial last line, as a crash leaves it
+    ]
+    path.write_bytes(("\n".join(lines)).encode() + b"\xff\xfe\n")
+    caplog.set_level(logging.WARNING)
+
+    stored = list(iter_issues(tmp_path, ASCEND))
+
+    assert [(i.number, i.title) for i in stored] == [(1, "new")]
+    assert read_issue_file(path).skipped_lines == 4
+    assert "skipped 4 corrupt line(s)" in caplog.text
+
+
+async def test_a_partial_last_line_does_not_swallow_the_next_append(tmp_path: Path) -> None:
+    clock = FakeClock()
+    path = issues_path(tmp_path / "data", ASCEND)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"repo": "vllm-project/vllm-asc', encoding="utf-8")  # no newline: a crash mid-write
+    async with FakeIssueHost("github", {ASCEND: issues(2)}, clock) as gh:
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+
+    assert out[0].ok
+    assert numbers(tmp_path / "data", ASCEND) == [1, 2]
+    assert read_issue_file(path).skipped_lines == 1
+
+
+async def test_unknown_repository_is_a_clear_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = await run_issues_sync(settings_for(tmp_path), ["someone/else"], clock=FakeClock())
+    assert code == 1
+    assert capsys.readouterr().out.strip() == "someone/else: failed: not an allowlisted repository"
+    assert not (tmp_path / "data" / "issues" / "someone").exists()
+
+
+def test_max_pages_needs_issues_and_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["sync", "--max-pages", "2"], ["sync", "--issues", "--max-pages", "0"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+    assert "--max-pages" in capsys.readouterr().err
+
+
+# --- index hook --------------------------------------------------------------------------------------
+
+
+async def test_changed_repositories_are_handed_to_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    module = types.ModuleType("bot.index_command")
+    module.__spec__ = importlib.machinery.ModuleSpec("bot.index_command", None)
+
+    async def reindex_repositories(settings: Settings, repos: list[str]) -> int:
+        calls.append(list(repos))
+        return 0
+
+    module.reindex_repositories = reindex_repositories  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bot.index_command", module)
+    clock = FakeClock()
+    async with (
+        FakeIssueHost("github", {ASCEND: issues(2)}, clock) as gh,
+        FakeIssueHost("gitcode", {MINDIE_HOST: []}, clock) as gc,
+    ):
+        settings = settings_for(tmp_path, gh, gc)
+        assert await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock) == 0
+        assert await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock) == 0
+
+    assert calls == [[ASCEND]]  # MindIE-LLM had nothing; the second run changed nothing
