@@ -5,11 +5,16 @@ Rules (from the domain seed):
   strong evidence (a `vllm_ascend/` frame, `VLLM_ASCEND_*` variables,
   `VLLM_OPTIMIZATION_LEVEL` for MindIE-Turbo...) settles the repository.
 - Bare "vllm" with Ascend context (NPU, 昇腾, 910B, CANN, torch_npu...) could be
-  upstream vLLM or vllm-ascend: ask. Without Ascend context it is vLLM.
+  upstream vLLM or vllm-ascend: ask. Without Ascend context it is vLLM. But vLLM
+  that failed on an NPU (an ACL/CANN error code, aclnn/aclop, "NPU out of memory",
+  NPU graph capture, torchair) can only have been running through vllm-ascend:
+  that settles it.
 - "MindIE" without a component: ask LLM / SD / Motor / PyMotor / Turbo.
 - Ascend / 昇腾 / NPU with no project: ask which of the nine.
 - Several named repositories: all of them (comparisons).
 - Repositories chosen earlier in the thread settle follow-ups that name none.
+- Ascend error strings (ACL codes, EZ9999-style codes, aclnn, PTA/ACL API
+  failures, HCCL) are Ascend context: never out of scope.
 - Nothing about these repositories or Ascend: out of scope.
 
 Pure: the only input is the text, the session's repositories and the
@@ -91,6 +96,9 @@ _VLLM_INCIDENTAL = guarded(
     r"|(?:-m|from|import)[ \t]+vllm(?![A-Za-z0-9_\-])",
     ("vllm",),
 )
+# A value in a MindIE-PyMotor deployment config ("engine_type: vllm") names the backend
+# engine; it is not a question about vLLM at all.
+_VLLM_VALUE = guarded(r"engine[_ ]type[\"': \t=：填为是]{0,8}vllm", ("engine",))
 _BARE_MINDIE = guarded(
     r"(?<![A-Za-z0-9])mindie(?![A-Za-z0-9]|[\s_\-]*(?:llm|sd|motor|pymotor|py[\s_\-]motor|turbo)(?![A-Za-z0-9]))", ("mindie",)
 )
@@ -104,6 +112,20 @@ _ASCEND = guarded(
     r"mindspore|modelarts|(?:(?<![A-Za-z0-9])|(?<=\d[x×]))(?:910[bc]?\d?|910_93\d*|310[pb]\d?|300i|800[it])(?![A-Za-z0-9])",
     _ASCEND_WORDS,
 )
+# Failures only an Ascend software stack reports (torch_npu / CANN / ACL runtime messages).
+# They are Ascend context on their own, and next to a bare "vllm" they prove vLLM ran on
+# an NPU, which only the vllm-ascend plugin makes possible. Error *codes* come from
+# signals.find_error_codes.
+_ASCEND_FAILURE_WORDS = ("aclnn", "aclop", "aclrt", "aclmdl", "pta call", "acl api", "npu function", "npu out of memory",
+                         "npu graph", "npugraph", "torchair", "hccl", "op-plugin", "opapi")
+_ASCEND_FAILURE = guarded(
+    r"aclnn[A-Za-z]|aclop|aclrt[A-Za-z]|aclmdl[A-Za-z]|pta[ \t]call[ \t]acl|acl[ \t]api[ \t]failed|npu[ \t]function[ \t]error|"
+    r"npu[ \t]out[ \t]of[ \t]memory|npu[ \t]graph[ \t]capture|npugraph|torchair|"
+    r"hccl[^\n]{0,60}(?:error|timeout|timed out|failed|超时|报错|失败)|op-plugin|libopapi",
+    _ASCEND_FAILURE_WORDS,
+)
+# Ascend-only words the general pattern above does not catch.
+_ASCEND_MORE = guarded(r"(?<![A-Za-z])vnpu|hiascend|(?<![A-Za-z])aclop|pta[ \t]call[ \t]acl", ("vnpu", "hiascend", "aclop", "pta call"))
 _A3_A2 = guarded(r"(?<![A-Za-z0-9_\-])A[23](?![A-Za-z0-9_])", ("a2", "a3"), 0)
 # Diffusion work on "MindIE" can only mean MindIE-SD.
 _SD_HINT = guarded(
@@ -182,7 +204,14 @@ def named_repositories(text: str, kb: KnowledgeBase | None = None, low: str | No
 
 
 def _has_ascend_context(text: str, low: str) -> bool:
-    if _ASCEND.search(text, low) or _A3_A2.search(text, low) or find_chips(text, low):
+    if _ASCEND.search(text, low) or _A3_A2.search(text, low) or find_chips(text, low) or _ASCEND_MORE.search(text, low):
+        return True
+    return _has_ascend_failure(text, low)
+
+
+def _has_ascend_failure(text: str, low: str) -> bool:
+    """An error only the Ascend stack produces: an ACL/CANN code or a torch_npu/ACL failure message."""
+    if _ASCEND_FAILURE.search(text, low):
         return True
     codes = find_error_codes(text, low)
     # HTTP-ish 503xxx transport statuses alone do not prove Ascend; ACL/aclnn and CANN codes do.
@@ -230,17 +259,21 @@ def route(
     ascend_only_named = any(r in ASCEND_ONLY for r in named)
     ambiguities: list[str] = []
 
-    if _BARE_VLLM.search(clean, low) and VLLM not in named:
+    bare_vllm = _bare_vllm(clean, low, kb) if VLLM not in named else frozenset()
+    if bare_vllm:
         if VLLM_ASCEND in named:
             # "vllm 0.11.0 with vllm-ascend 0.9.1" or a traceback frame is incidental;
             # "vllm vs vllm-ascend" names both.
-            if not _only_incidental_vllm(clean, low):
+            if not _only_incidental_vllm(clean, low, bare_vllm):
                 named.insert(0, VLLM)
         elif MINDIE_TURBO in named:
             # MindIE-Turbo patches upstream vLLM at runtime: questions span both.
             named.append(VLLM)
         elif ascend_only_named or bare_mindie:
             # vLLM next to another Ascend product can only be vLLM on Ascend.
+            named.append(VLLM_ASCEND)
+        elif ascend_ctx and _has_ascend_failure(clean, low):
+            # vLLM failing with an ACL/CANN error ran on an NPU: that is the plugin.
             named.append(VLLM_ASCEND)
         elif ascend_ctx:
             ambiguities.append("vllm")
@@ -276,13 +309,31 @@ def route(
     return RouteDecision("out_of_scope", (), reason="no repository or Ascend context")
 
 
-def _only_incidental_vllm(text: str, low: str) -> bool:
-    bare = {m.start() for m in _BARE_VLLM.finditer(text, low)}
+def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple[int, int]]:
+    """Where the aliases and evidence of `repo` match."""
+    for candidate, checks in _matcher(kb).repos:
+        if candidate.repo == repo:
+            return [m.span() for c in checks for m in c.finditer(text, low)]
+    return []
+
+
+def _bare_vllm(text: str, low: str, kb: KnowledgeBase) -> frozenset[int]:
+    """Where "vllm" stands on its own, leaving out config values and the "vLLM" inside a
+    descriptive name of vllm-ascend ("the Ascend plugin for vLLM", "昇腾 vLLM 插件")."""
+    if not _BARE_VLLM.present(low):
+        return frozenset()
+    skip = [m.span() for m in _VLLM_VALUE.finditer(text, low)]
+    skip += _repo_spans(text, low, kb, VLLM_ASCEND)
+    return frozenset(m.start() for m in _BARE_VLLM.finditer(text, low) if not any(a <= m.start() < b for a, b in skip))
+
+
+def _only_incidental_vllm(text: str, low: str, bare: frozenset[int]) -> bool:
+    """Every bare "vllm" is a version, a command or an import."""
     incidental = set()
     for m in _VLLM_INCIDENTAL.finditer(text, low):
         # the match may start at "from "/"-m "; record where "vllm" itself starts
         incidental.add(m.start() + m.group(0).lower().index("vllm"))
-    return bool(bare) and bare <= incidental
+    return bare <= incidental
 
 
 def _settle_from_session(kind: str, session: tuple[str, ...]) -> tuple[str, ...]:
