@@ -42,9 +42,10 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
 # Keys a set may leave out (the answer-quality set does not mark cross-language
 # questions); when present they must have this type. The index dev set requires them.
 OPTIONAL: dict[str, type] = {"cross_language": bool}
-# owner/name:path — owner and name as GitHub spells them, path relative (no leading "/").
-# Linear: each part is a single character class with no nesting.
-_EVIDENCE_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*):([^\s/][^\s]*)")
+# owner/name:path — owner and name as GitHub spells them, path relative (no leading "/" or
+# space; inner spaces are allowed, MindIE-Motor has "docs/zh/API Reference/"). Linear: each part
+# is one character class with no nesting, and "." does not cross a newline.
+_EVIDENCE_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*):([^\s/].*)")
 
 
 @cache
@@ -69,7 +70,7 @@ def _is_str_list(value: object) -> bool:
 def split_evidence(item: str) -> tuple[str, str] | None:
     """("owner/name", "path") for a repository evidence, None when it is not one."""
     match = _EVIDENCE_RE.fullmatch(item)
-    if match is None:
+    if match is None or match.group(2) != match.group(2).rstrip():
         return None
     return match.group(1), match.group(2)
 
@@ -253,6 +254,16 @@ def dump(*rows: dict[str, object]) -> str:
 
 def test_validator_accepts_a_good_line() -> None:
     assert check_files([("a.jsonl", dump(good_row()))], REPOS) == []
+
+
+def test_evidence_paths_may_contain_inner_spaces_only() -> None:
+    assert split_evidence("verylucky01/MindIE-LLM:docs/zh/API Reference/README.md") == (
+        "verylucky01/MindIE-LLM",
+        "docs/zh/API Reference/README.md",
+    )
+    assert split_evidence("verylucky01/MindIE-LLM: README.md") is None
+    assert split_evidence("verylucky01/MindIE-LLM:README.md ") is None
+    assert split_evidence("verylucky01/MindIE-LLM:a\nb") is None
 
 
 @pytest.mark.parametrize(
