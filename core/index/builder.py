@@ -1,0 +1,286 @@
+"""Build (or refresh) the index from the clones and the downloaded issues.
+
+Incremental: each repository's units are cached under INDEX_DIR/cache keyed by the file's git blob id,
+so a rebuild after `sync` chunks and tokenizes only the files whose blob changed. The BM25 matrix is
+then recomputed from the cached tokens (seconds) and written as a new generation.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.index.chunker import MAX_FILE_BYTES, chunk_file, decode, file_kind, should_index
+from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
+from core.index.issues import IssueUnit, issue_units
+from core.index.ranking import DEFAULT_PARAMS, RankingParams, unit_flags
+from core.index.store import write_generation
+from core.index.tokenizer import tokenize
+from core.index.translations import parse_po, source_stem, translations_for
+
+CACHE_FORMAT = 1
+MAX_TEXT_CHARS = 6000  # what a passage carries; longer units are windows already
+
+
+@dataclass(frozen=True)
+class RepoSource:
+    name: str  # canonical owner/name
+    clone: Path
+    web_base: str  # where permalinks point, e.g. https://github.com/owner/name
+
+
+@dataclass(frozen=True)
+class RepoReport:
+    repo: str
+    commit: str
+    files: int
+    units: int
+    changed_files: int
+    seconds: float
+    issues: int = 0
+    note: str = ""
+
+
+@dataclass
+class BuildResult:
+    generation: str
+    reports: list[RepoReport] = field(default_factory=list)
+    units: int = 0
+    seconds: float = 0.0
+
+
+class IndexBusy(Exception):
+    """Another `index` run holds the lock."""
+
+
+# A cached unit: [title, start, end, kind, text, body_tokens, title_tokens] (tokens space-joined).
+CachedUnit = list[Any]
+
+
+def unit_url(base: str, commit: str, path: str, start: int, end: int) -> str:
+    """A permalink that opens at the lines; GitHub renders Markdown unless asked for the plain view."""
+    url = f"{base}/blob/{commit}/{path}"
+    if base.startswith("https://github.com/") and path.lower().endswith((".md", ".markdown", ".rst")):
+        url += "?plain=1"
+    return url + (f"#L{start}" if end <= start else f"#L{start}-L{end}")
+
+
+def _cache_path(index_dir: Path, repo: str) -> Path:
+    return index_dir / "cache" / (repo.replace("/", "+") + ".json")
+
+
+def _load_cache(index_dir: Path, repo: str) -> dict[str, Any]:
+    try:
+        data = json.loads(_cache_path(index_dir, repo).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"files": {}, "issues": {}}
+    if data.get("format") != CACHE_FORMAT:
+        return {"files": {}, "issues": {}}
+    return data
+
+
+def _save_cache(index_dir: Path, repo: str, data: dict[str, Any]) -> None:
+    path = _cache_path(index_dir, repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({**data, "format": CACHE_FORMAT}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _chunk_units(path: str, text: str, pairs: list[tuple[str, str]] | None) -> list[CachedUnit]:
+    units: list[CachedUnit] = []
+    for chunk in chunk_file(path, text):
+        extra = translations_for(chunk.text, pairs) if pairs else ""
+        body = tokenize(chunk.text + ("\n" + extra if extra else ""))
+        units.append([chunk.title, chunk.start_line, chunk.end_line, chunk.kind, chunk.text[:MAX_TEXT_CHARS],
+                      " ".join(body), " ".join(tokenize(chunk.title))])
+    return units
+
+
+def scan_repository(source: RepoSource, cache: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
+    """New cache content for one clone: (cache, files indexed, files re-chunked)."""
+    commit = head_commit(source.clone)
+    files = tracked_files(source.clone)
+    catalogues = {source_stem(f.path): f for f in files if f.path.endswith(".po") and source_stem(f.path)}
+    old: dict[str, Any] = cache.get("files", {})
+    new: dict[str, Any] = {}
+    changed = 0
+    for tracked in files:
+        if file_kind(tracked.path) is None:
+            continue
+        catalogue = catalogues.get(tracked.path.rsplit(".", 1)[0]) if file_kind(tracked.path) == "doc" else None
+        key = tracked.blob + (":" + catalogue.blob if catalogue else "")
+        previous = old.get(tracked.path)
+        if previous is not None and previous["key"] == key:
+            new[tracked.path] = previous
+            continue
+        data = read_file(source.clone, tracked.path, MAX_FILE_BYTES)
+        if data is None or not should_index(tracked.path, len(data)):
+            continue
+        text = decode(data)
+        if text is None:
+            continue
+        pairs = None
+        if catalogue is not None:
+            po = read_file(source.clone, catalogue.path, MAX_FILE_BYTES * 4)
+            pairs = parse_po(po.decode("utf-8", errors="replace")) if po else None
+        changed += 1
+        new[tracked.path] = {"key": key, "units": _chunk_units(tracked.path, text, pairs)}
+    return {"commit": commit, "files": new, "issues": cache.get("issues", {})}, len(new), changed
+
+
+def scan_issues(issues: Iterable[IssueUnit], cache: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    old: dict[str, Any] = cache.get("issues", {})
+    new: dict[str, Any] = {}
+    for issue in issues:
+        key = str(issue.number)
+        previous = old.get(key)
+        if previous is not None and previous["key"] == issue.version:
+            new[key] = previous
+            continue
+        body = tokenize(issue.text)
+        new[key] = {"key": issue.version, "url": issue.url, "units": [[issue.title, 1, issue.text.count("\n") + 1, "issue",
+                    issue.text[:MAX_TEXT_CHARS], " ".join(body), " ".join(tokenize(issue.title))]]}
+    return {**cache, "issues": new}, len(new)
+
+
+def build_index(
+    index_dir: Path,
+    sources: Sequence[RepoSource],
+    *,
+    rescan: set[str] | None = None,
+    data_dir: Path | None = None,
+    params: RankingParams = DEFAULT_PARAMS,
+    progress: Callable[[RepoReport], None] | None = None,
+) -> BuildResult:
+    """Scan the clones named in `rescan` (None: all), reuse the cache for the rest, write a generation."""
+    started = time.monotonic()
+    index_dir.mkdir(parents=True, exist_ok=True)
+    with open(index_dir / ".lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise IndexBusy(f"another `index` run is writing {index_dir}") from exc
+        reports: list[RepoReport] = []
+        caches: dict[str, dict[str, Any]] = {}
+        bases = {s.name: s.web_base for s in sources}
+        for source in sources:
+            t0 = time.monotonic()
+            cache = _load_cache(index_dir, source.name)
+            note = ""
+            files = changed = 0
+            if rescan is None or source.name in rescan:
+                if (source.clone / ".git").exists() or (source.clone / "HEAD").exists():
+                    try:
+                        cache, files, changed = scan_repository(source, cache)
+                    except GitListingError as exc:
+                        note = str(exc)
+                else:
+                    note = "no clone"
+                if data_dir is not None:
+                    cache, issues = scan_issues(issue_units(data_dir, source.name), cache)
+                _save_cache(index_dir, source.name, cache)
+            else:
+                files = len(cache.get("files", {}))
+                note = "kept"
+            caches[source.name] = cache
+            units = sum(len(f["units"]) for f in cache.get("files", {}).values())
+            report = RepoReport(source.name, cache.get("commit", ""), files, units, changed, time.monotonic() - t0,
+                                len(cache.get("issues", {})), note)
+            reports.append(report)
+            if progress is not None:
+                progress(report)
+        generation, total = _write(index_dir, caches, bases, params, reports)
+    return BuildResult(generation, reports, total, time.monotonic() - started)
+
+
+def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, str], params: RankingParams,
+           reports: list[RepoReport]) -> tuple[str, int]:
+    repo_names = sorted(caches)
+    vocab: dict[str, int] = {}
+    term_ids = array("i")
+    doc_ids = array("i")
+    tfs = array("f")
+    lengths = array("i")
+    unit_repo = array("h")
+    unit_file = array("i")
+    flags = array("B")
+    metas: list[list[Any]] = []
+    texts: list[str] = []
+    file_no = 0
+    doc = 0
+
+    def add(repo_id: int, path: str, url: str, unit: CachedUnit, path_tokens: list[str]) -> None:
+        nonlocal doc
+        title, start, end, kind, text, body, title_tokens = unit
+        tokens = body.split() + title_tokens.split() * params.title_repeat + path_tokens * params.path_repeat
+        counts = Counter(tokens)
+        for token, tf in counts.items():
+            term = vocab.get(token)
+            if term is None:
+                term = vocab[token] = len(vocab)
+            term_ids.append(term)
+            doc_ids.append(doc)
+            tfs.append(tf)
+        lengths.append(len(tokens))
+        unit_repo.append(repo_id)
+        unit_file.append(file_no)
+        flags.append(unit_flags(path, kind))
+        metas.append([path, title, kind, start, end, url])
+        texts.append(text)
+        doc += 1
+
+    for repo_id, repo in enumerate(repo_names):
+        cache = caches[repo]
+        commit = cache.get("commit", "")
+        base = bases.get(repo, "")
+        for path, entry in sorted(cache.get("files", {}).items()):
+            path_tokens = tokenize(path.replace("/", " "))
+            for unit in entry["units"]:
+                add(repo_id, path, unit_url(base, commit, path, unit[1], unit[2]), unit, path_tokens)
+            file_no += 1
+        for number, entry in sorted(cache.get("issues", {}).items(), key=lambda kv: int(kv[0])):
+            for unit in entry["units"]:
+                add(repo_id, f"issues/{number}", entry["url"], unit, [])
+            file_no += 1
+
+    arrays = _bm25(np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(doc_ids, dtype=np.int32),
+                   np.frombuffer(tfs, dtype=np.float32), np.frombuffer(lengths, dtype=np.int32), len(vocab), params)
+    arrays.update(
+        unit_repo=np.frombuffer(unit_repo, dtype=np.int16).copy(),
+        unit_file=np.frombuffer(unit_file, dtype=np.int32).copy(),
+        unit_flags=np.frombuffer(flags, dtype=np.uint8).copy(),
+    )
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    manifest = {
+        "created_at": now,
+        "repo_names": repo_names,
+        "repos": {r.repo: {"commit": r.commit, "files": r.files, "units": r.units, "issues": r.issues} for r in reports},
+        "units": doc,
+        "params": {"k1": params.k1, "b": params.b, "title_repeat": params.title_repeat, "path_repeat": params.path_repeat},
+    }
+    return write_generation(index_dir, manifest, arrays, vocab, metas, texts), doc
+
+
+def _bm25(terms: np.ndarray, docs: np.ndarray, tfs: np.ndarray, lengths: np.ndarray, vocab_size: int,
+          params: RankingParams) -> dict[str, np.ndarray]:
+    """Per (term, unit) BM25 weights, stored by term (CSC): a query sums a few columns."""
+    n = max(len(lengths), 1)
+    df = np.bincount(terms, minlength=vocab_size).astype(np.float64)
+    idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    avgdl = float(lengths.mean()) if len(lengths) else 1.0
+    norm = params.k1 * (1 - params.b + params.b * lengths[docs] / avgdl)
+    weights = (idf[terms] * tfs * (params.k1 + 1) / (tfs + norm)).astype(np.float32)
+    order = np.argsort(terms, kind="stable")
+    ptr = np.zeros(vocab_size + 1, dtype=np.int64)
+    np.cumsum(df.astype(np.int64), out=ptr[1:])
+    return {"idf": idf, "ptr": ptr, "docs": docs[order].astype(np.int32), "weights": weights[order]}

@@ -1,0 +1,116 @@
+"""Ranking knobs and the question-side reading: query weights, exact-match boosts, doc-type priors.
+
+The numbers were tuned on eval/index_dev.jsonl (docs/index.md has the measurements); they live
+here, in one frozen value, so a benchmark can try variants without touching the search code.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.index.terms import bridge
+from core.index.tokenizer import strong_terms, tokenize
+
+# unit flags, one bit each, computed at build time from the path and kind
+FLAG_FAQ = 1  # FAQ / troubleshooting pages
+FLAG_ENV = 2  # environment-variable pages and modules
+FLAG_CODE = 4
+FLAG_CONFIG = 8
+FLAG_ISSUE = 16
+FLAG_DOC = 32
+FLAG_README = 64
+FLAG_TEST = 128  # tests, benchmarks and examples of CI: rarely the answer to a user's question
+
+_FAQ_PATH = re.compile(r"faq|trouble|常见问题|问题定位|故障", re.IGNORECASE)
+_ENV_PATH = re.compile(r"env(?:s|_var|ironment|-var)|环境变量", re.IGNORECASE)
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|benchmarks?|\.github|ci)/|(?:^|/)test_[^/]*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RankingParams:
+    k1: float = 1.2
+    b: float = 0.75
+    title_repeat: int = 3  # heading path tokens count this many times (a cheap BM25F)
+    path_repeat: int = 2
+    strong_weight: float = 3.0  # query weight of an error code / env var / flag / identifier
+    bridge_weight: float = 0.6  # query weight of a term added by the bilingual bridge
+    faq_prior_error: float = 1.4
+    env_prior_setting: float = 1.4
+    code_prior_where: float = 1.3
+    doc_prior: float = 1.15  # docs over code for a plain question
+    test_prior: float = 0.6
+    threshold: float = 0.12  # minimum normalised score a returned passage needs
+    fallback_below: float = 0.2  # restricted best below this: search every repository too
+
+
+DEFAULT_PARAMS = RankingParams()
+
+_ERROR_WORDS = re.compile(
+    r"error|fail|exception|traceback|crash|refus|cannot|can't|unable|报错|错误|失败|异常|崩溃|无法|不能|起不来|挂了|"
+    r"oom|out of memory|core dump|[A-Z]{1,4}\d{4,6}|\b\d{6}\b",
+    re.IGNORECASE,
+)
+_SETTING_WORDS = re.compile(r"environment variable|env var|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|环境变量|变量", re.IGNORECASE)
+_WHERE_WORDS = re.compile(
+    r"where (?:is|are|does|do)|which (?:file|function|class|module)|implemented|implementation|source code|"
+    r"哪个文件|在哪|哪里|实现|源码|代码",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    weights: dict[str, float]  # token -> query weight
+    strong: frozenset[str]
+    is_error: bool
+    is_setting: bool
+    is_where: bool
+
+
+def plan_query(question: str, params: RankingParams = DEFAULT_PARAMS) -> QueryPlan:
+    tokens = tokenize(question)
+    strong = frozenset(strong_terms(question))
+    weights: dict[str, float] = {}
+    for token in tokens:
+        weights[token] = params.strong_weight if token in strong else 1.0
+    for token in bridge(tokens):
+        weights.setdefault(token, params.bridge_weight)
+    return QueryPlan(
+        weights,
+        strong,
+        bool(_ERROR_WORDS.search(question)),
+        bool(_SETTING_WORDS.search(question)),
+        bool(_WHERE_WORDS.search(question)),
+    )
+
+
+def unit_flags(path: str, kind: str) -> int:
+    flags = {"code": FLAG_CODE, "config": FLAG_CONFIG, "issue": FLAG_ISSUE, "doc": FLAG_DOC}.get(kind, 0)
+    if _FAQ_PATH.search(path):
+        flags |= FLAG_FAQ
+    if _ENV_PATH.search(path):
+        flags |= FLAG_ENV
+    if path.rsplit("/", 1)[-1].lower().startswith("readme"):
+        flags |= FLAG_README
+    if _TEST_PATH.search(path):
+        flags |= FLAG_TEST
+    return flags
+
+
+def prior_table(plan: QueryPlan, params: RankingParams = DEFAULT_PARAMS) -> list[float]:
+    """Multiplier for each of the 256 flag combinations, for this question."""
+    table = []
+    for flags in range(256):
+        m = 1.0
+        if flags & FLAG_DOC and not plan.is_where:
+            m *= params.doc_prior
+        if flags & FLAG_FAQ and plan.is_error:
+            m *= params.faq_prior_error
+        if flags & FLAG_ENV and plan.is_setting:
+            m *= params.env_prior_setting
+        if flags & FLAG_CODE and plan.is_where:
+            m *= params.code_prior_where
+        if flags & FLAG_TEST:
+            m *= params.test_prior
+        table.append(m)
+    return table
