@@ -140,13 +140,21 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("--max-pages", type=int, metavar="N", help="with --issues: stop each repository after N pages")
     sub.add_parser("doctor", help="check configuration and connectivity")
 
+    index = sub.add_parser("index", help="build or refresh the knowledge index from the local clones")
+    index.add_argument("repos", nargs="*", help="owner/name to re-index (default: all)")
+    search = sub.add_parser("search", help="ranked passages from the knowledge index")
+    search.add_argument("query", nargs="+", help="the question, or '-' to read one per line from stdin")
+    search.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME", help="restrict to a repository")
+    search.add_argument("-k", type=int, default=5, help="passages per query (default 5)")
+    search.add_argument("--json", action="store_true", help="one JSON line per query")
+
     from bot.eval.command import add_parser as add_eval_parser  # noqa: PLC0415
 
     add_eval_parser(sub)
 
     args = parser.parse_args(argv)
     settings = Settings()
-    quiet = args.command in ("ask", "chat", "eval")
+    quiet = args.command in ("ask", "chat", "eval", "search")
     configure_logging("WARNING" if quiet else settings.log_level, settings.log_json)
     if args.command == "ask":
         args.question = "-" if args.question == ["-"] else args.question
@@ -171,6 +179,14 @@ def main(argv: list[str] | None = None) -> int:
         from bot.eval.command import cmd_eval  # noqa: PLC0415
 
         return asyncio.run(cmd_eval(args, settings))
+    if args.command == "index":
+        from bot.index_command import run_index  # noqa: PLC0415
+
+        return run_index(settings, args.repos)
+    if args.command == "search":
+        from bot.search_command import run_search  # noqa: PLC0415
+
+        return run_search(settings, args.query, args.repo, args.k, args.json)
     if args.command == "doctor":
         from bot.doctor import run_doctor  # noqa: PLC0415
 

@@ -71,6 +71,10 @@ class Settings(BaseSettings):
     repo_urls: dict[str, str] = Field(default_factory=dict)
     repo_sync_mode: Literal["shallow", "blobless"] = "shallow"
     repo_sync_timeout_seconds: float = 900.0
+    # --- knowledge index (python -m bot index / search) ----------------------------------------
+    index_dir: Path | None = None  # unset: DATA_DIR/index
+    index_check_seconds: float = 30.0  # how often a worker looks for a newer index generation
+    index_min_score: float | None = None  # relevance threshold override (normalised score, 0..1)
 
     # --- issue download (`python -m bot sync --issues`, docs/issues-sync.md) ----------------------
     issues_page_size: int = Field(default=100, ge=1, le=100)  # both APIs cap per_page at 100
@@ -81,6 +85,7 @@ class Settings(BaseSettings):
     issues_max_wait_seconds: float = 900.0  # a longer rate-limit wait stops the repo; a rerun resumes
     issues_gitcode_min_interval_seconds: float = 1.2  # GitCode's default limit is said to be 50/min
     issues_http_timeout_seconds: float = 30.0
+    issues_initial_since: str | None = None  # first sync only: skip issues not updated since (ISO date)
 
     # --- slack ------------------------------------------------------------------------------
     slack_bot_token: SecretStr | None = None
@@ -124,6 +129,10 @@ class Settings(BaseSettings):
     wecom_ws_heartbeat_seconds: float = 30.0
     wecom_ws_reconnect_base_seconds: float = 1.0
     wecom_ws_reconnect_max_seconds: float = 30.0
+
+    @property
+    def index_path(self) -> Path:
+        return self.index_dir if self.index_dir is not None else self.data_dir / "index"
 
     @property
     def llm_enabled(self) -> bool:

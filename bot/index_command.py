@@ -1,0 +1,66 @@
+"""`python -m bot index [owner/name …]`: build or refresh the knowledge index from the local clones.
+
+No network: it reads REPOS_DIR/<owner>/<name> (and issues already downloaded into DATA_DIR/issues).
+Only files whose git blob changed since the last run are chunked again.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.settings import Settings
+from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, build_index
+from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
+
+
+def index_sources(settings: Settings) -> list[RepoSource]:
+    """Every allowlisted repository: clones are read when present, downloaded issues in any case."""
+    overrides = dict(settings.repo_urls)
+    return [RepoSource(r.name, local_path(settings.repos_dir, r), web_base(r, overrides)) for r in REPOSITORIES]
+
+
+def _has_clone(path: Path) -> bool:
+    return (path / ".git").exists() or (path / "HEAD").exists()
+
+
+def refresh_index(settings: Settings, repos: list[str] | None, say=print) -> BuildResult:  # type: ignore[no-untyped-def]
+    """Re-index `repos` (None: all); the rest are taken from the cache as they were."""
+
+    def line(report: RepoReport) -> None:
+        if report.note == "kept":
+            return
+        if report.note and not report.units and not report.issues:
+            say(f"{report.repo:36} skipped: {report.note}")
+            return
+        commit = report.commit[:12] or "-"
+        issues = f"  issues {report.issues}" if report.issues else ""
+        say(f"{report.repo:36} commit {commit:12}  files {report.files:5}  units {report.units:6}  "
+            f"changed {report.changed_files:5}{issues}  {report.seconds:5.1f} s")
+
+    return build_index(settings.index_path, index_sources(settings), rescan=set(repos) if repos else None,
+                       data_dir=settings.data_dir, progress=line)
+
+
+def run_index(settings: Settings, names: list[str]) -> int:
+    wanted: list[str] = []
+    for name in names:
+        info = find_repo(name)
+        if info is None:
+            print(f"unknown repository '{name}'; use one of: {', '.join(r.name for r in REPOSITORIES)}")
+            return 2
+        if not _has_clone(local_path(settings.repos_dir, info)):
+            print(f"no clone of {info.name} in {settings.repos_dir} (run `python -m bot sync {info.name}` first)")
+            return 1
+        wanted.append(info.name)
+    if not names and not any(_has_clone(local_path(settings.repos_dir, r)) for r in REPOSITORIES):
+        print(f"no clones in {settings.repos_dir} (run `python -m bot sync` first, or set REPOS_DIR)")
+        return 1
+    try:
+        result = refresh_index(settings, wanted or None)
+    except IndexBusy as exc:
+        print(str(exc))
+        return 1
+    except OSError as exc:
+        print(f"could not write the index in {settings.index_path}: {exc}")
+        return 1
+    print(f"index {result.generation}: {result.units} units in {result.seconds:.1f} s, at {settings.index_path}")
+    return 0
