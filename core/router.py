@@ -407,7 +407,7 @@ def resolve_choice(
     low = t.lower()
     by_repo = {o.repo: o for o in options}
     named = {r for r in named_repositories(t, kb, low) if r in by_repo}
-    if VLLM in by_repo and (_BARE_VLLM.search(t, low) or (not named and _UPSTREAM.search(t, low))):
+    if VLLM in by_repo and (_bare_vllm(t, low, kb) or (not named and _UPSTREAM.search(t, low))):
         named.add(VLLM)
     # Two names ("vllm-ascend and vllm") are not a choice.
     return by_repo[named.pop()] if len(named) == 1 else None

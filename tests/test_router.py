@@ -259,3 +259,253 @@ def test_resolve_choice_none(text: str) -> None:
 
 def test_resolve_choice_without_options() -> None:
     assert resolve_choice("1", ()) is None
+
+
+# ------------------------------------------- issue 12: evidence instead of a question
+
+
+@pytest.mark.parametrize(
+    ("text", "repo"),
+    [
+        # vllm-ascend: flags, config keys, classes and log lines only the plugin has
+        ("vllm serve /models/qwen --quantization ascend gives garbage", VLLM_ASCEND),
+        ('additional_config={"torchair_graph_config": {"enabled": true}} hangs', VLLM_ASCEND),
+        ("ascend_compilation_config 怎么关掉融合", VLLM_ASCEND),
+        ("INFO Platform plugin ascend is activated, then nothing", VLLM_ASCEND),
+        ("AscendMLAMetadataBuilder build fails for chunked prefill", VLLM_ASCEND),
+        ("NPUWorker.determine_available_memory returns a negative number", VLLM_ASCEND),
+        # MindIE-LLM: the server's config.json keys, its env vars and modules
+        ("maxPrefillTokens 和 maxSeqLen 怎么配合", LLM),
+        ("ATB_LLM_HCCL_ENABLE=1 之后多卡卡住", LLM),
+        ("mindieservice_daemon 起不来", LLM),
+        ("NPU_MEMORY_FRACTION 设成 0.9 还是 warmup 失败", LLM),
+        # MindIE-Motor: MindIE MS
+        ("ms_coordinator keeps returning 503 to clients", MOTOR),
+        ("MINDIEMS_LOG_LEVEL 在哪设置", MOTOR),
+        ("MIES_INSTALL_PATH 是哪个目录", MOTOR),
+        # MindIE-PyMotor
+        ("motor_deploy_config 的 tls 配置怎么写", PYMOTOR),
+        ("File \"/opt/x/motor/node_manager/heartbeat.py\", line 3", PYMOTOR),
+        # MindIE-SD, msModelSlim, MindIE-Turbo, SGLang
+        ("RainFusion 的稀疏度怎么设", SD),
+        ("from msmodelslim.pytorch.llm_ptq.anti_outlier import AntiOutlierConfig", SLIM),
+        ("Calibrator(model, cfg, calib_data=d).run() 卡住", SLIM),
+        ("from mindie_turbo.adaptor import vllm_turbo", TURBO),
+        ("SGLANG_USE_FIA_NZ 和 MLAPO 要一起开吗", SGLANG),
+        ("--attention-backend ascend --disable-radix-cache 报错", SGLANG),
+    ],
+)
+def test_product_only_evidence_settles_the_repository(text: str, repo: str) -> None:
+    assert _research(text) == (repo,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the Ascend plugin for vLLM: how do I install it?",
+        "Is the vLLM Ascend plugin faster than MindIE-LLM?",
+        "昇腾的vllm插件支持 Qwen3 吗",
+        "昇腾 vLLM 插件怎么装",
+        "vllm 的昇腾插件怎么编译",
+        "华为的 vLLM 插件支持 300I Duo 吗",
+        "vLLM's NPU plugin and CANN 8.3",
+    ],
+)
+def test_descriptive_names_of_vllm_ascend_are_aliases(text: str) -> None:
+    repos = _research(text)
+    assert VLLM_ASCEND in repos
+    # The "vLLM" inside the name is not a question about upstream vLLM.
+    assert VLLM not in repos
+
+
+@pytest.mark.parametrize(
+    ("text", "repo"),
+    [
+        ("华为的量化工具支持 W4A4 吗", SLIM),
+        ("昇腾量化工具怎么装", SLIM),
+        ("Ascend quantization tool for Qwen3", SLIM),
+        ("MindIE MS 的 controller 挂了", MOTOR),
+        ("mindie-service 的日志在哪", LLM),
+    ],
+)
+def test_descriptive_names_of_other_products(text: str, repo: str) -> None:
+    assert _research(text) == (repo,)
+
+
+def test_descriptive_name_resolves_a_clarification_choice() -> None:
+    choice = resolve_choice("the Ascend plugin for vLLM", OPTIONS)
+    assert choice is not None and choice.repo == VLLM_ASCEND
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Running vllm on the NPU: call aclnnMatmul failed, error code is 161002",
+        "vllm serve 报 EZ9999: Inner Error!",
+        "vllm crashed: NPU out of memory. Tried to allocate 2.00 GiB",
+        "vllm 多机 HCCL 建链超时",
+        "vllm 0.9.1 torchair 图编译失败",
+        "vllm: Cannot run aclop operators during NPU graph capture",
+    ],
+)
+def test_vllm_failing_with_an_ascend_error_is_vllm_ascend(text: str) -> None:
+    assert _research(text) == (VLLM_ASCEND,)
+
+
+def test_vllm_on_ascend_without_an_error_still_asks() -> None:
+    for text in ("vllm 能在 910C 上跑吗", "Can vllm use torch_npu directly without any plugin?"):
+        assert route(text).action == "clarify", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ERR00100 PTA call acl api failed",
+        "EL0004 Failed to allocate memory requested by GE module",
+        "call aclnnFlashAttentionScore failed",
+        "aclrtMemcpy returned 507899",
+        "RuntimeError: NPU out of memory",
+        "Cannot run aclop operators during capture",
+        "HCCL timeout after 1800s",
+        "vNPU 切分后吞吐下降",
+    ],
+)
+def test_ascend_error_strings_are_never_out_of_scope(text: str) -> None:
+    assert route(text).action == "clarify"
+
+
+def test_mindie_with_component_evidence_needs_no_question() -> None:
+    assert _research("MindIE 的 config.json 里 npuMemSize 设 -1 是什么意思") == (LLM,)
+    assert _research("MindIE 的 ms_controller 起不来") == (MOTOR,)
+    assert _research("mindie 跑 Wan2.1 开 DiTCache") == (SD,)
+    # A variable every component shares does not settle it.
+    assert route("MINDIE_LOG_TO_STDOUT 不生效").action == "clarify"
+
+
+def test_vllm_as_a_pymotor_config_value_is_not_a_repository() -> None:
+    assert _research('PyMotor user_config.json 里 "engine_type": "vllm" 启动失败') == (PYMOTOR,)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ServerConfig in my Spring Boot app is null",
+        "How do I write a plugin for vite?",
+        "my kubernetes controller and coordinator pods restart",
+        "calibrator for my thermometer",
+        "I need block storage for a database",
+        "maxseqlen in my keras model",
+    ],
+)
+def test_generic_words_do_not_settle_a_product(text: str) -> None:
+    assert route(text).action == "out_of_scope"
+
+
+# --------------------------------------------------- the evidence regexes themselves
+
+
+def _nested_repeat(pattern: str) -> str | None:
+    """A repeat (max > 1) whose body holds another repeat: the shape of catastrophic backtracking."""
+    import re._parser as sre_parse  # the stdlib parser; the public API has no tree
+
+    def has_repeat(items: object) -> bool:
+        for op, av in items:  # type: ignore[attr-defined]
+            if op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT):
+                return True
+            if walk_children(op, av, has_repeat):
+                return True
+        return False
+
+    def walk_children(op: object, av: object, fn: object) -> bool:
+        if op is sre_parse.SUBPATTERN:
+            return fn(av[-1])  # type: ignore[index,operator]
+        if op is sre_parse.BRANCH:
+            return any(fn(b) for b in av[1])  # type: ignore[index,operator]
+        if op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+            return fn(av[1])  # type: ignore[index,operator]
+        return False
+
+    def check(items: object) -> str | None:
+        for op, av in items:  # type: ignore[attr-defined]
+            if op in (sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT):
+                low, high, body = av
+                if high > 1 and has_repeat(body):
+                    return f"{pattern!r}: nested quantifier"
+                found = check(body)
+            elif op is sre_parse.SUBPATTERN:
+                found = check(av[-1])
+            elif op is sre_parse.BRANCH:
+                found = next((f for b in av[1] if (f := check(b))), None)
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                found = check(av[1])
+            else:
+                found = None
+            if found:
+                return found
+        return None
+
+    return check(sre_parse.parse(pattern))
+
+
+def test_nested_quantifier_detector_works() -> None:
+    assert _nested_repeat(r"(a+)+b")
+    assert _nested_repeat(r"(?:x\w{0,3})*")
+    assert _nested_repeat(r"ab{0,3}(?:cd)?") is None
+
+
+def test_every_evidence_and_router_regex_is_linear() -> None:
+    import core.router as router
+    from core.signals import Guarded
+
+    kb = load_knowledge_base()
+    patterns = [e.pattern for r in kb.repositories for e in r.evidence]
+    patterns += [v.pattern.pattern for v in vars(router).values() if isinstance(v, Guarded)]
+    assert len(patterns) > 30
+    problems = [p for p in (_nested_repeat(x) for x in patterns) if p]
+    assert not problems, problems
+
+
+def test_evidence_needles_never_hide_a_match() -> None:
+    """The guard skips a regex when no needle is present; that must never change a result."""
+    import json
+    import re
+    from pathlib import Path
+
+    kb = load_knowledge_base()
+    data = Path(__file__).parent / "data"
+    texts = [
+        json.loads(line)["q"]
+        for name in ("routing_devset.jsonl", "routing_heldout.jsonl", "routing_heldout2.jsonl")
+        for line in (data / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    checked = 0
+    for repo in kb.repositories:
+        for e in repo.evidence:
+            compiled = re.compile(e.pattern, re.IGNORECASE)
+            for text in texts:
+                for m in compiled.finditer(text):
+                    checked += 1
+                    assert any(n in m.group(0).lower() for n in e.needles), (repo.repo, e.pattern, m.group(0))
+    assert checked > 50
+
+
+def test_every_evidence_entry_names_its_source() -> None:
+    import json
+    import os
+    import re
+    from pathlib import Path
+
+    from core.knowledge_base import KNOWLEDGE_DIR
+
+    raw = json.loads((KNOWLEDGE_DIR / "repositories.json").read_text(encoding="utf-8"))
+    entries = [e for r in raw["repositories"] for e in r["evidence"]]
+    assert len(entries) >= 25
+    repos_dir = Path(os.environ.get("REPOS_DIR", "/work/repos"))
+    for e in entries:
+        source = e.get("source", "")
+        m = re.fullmatch(r"([\w.\-]+/[\w.\-]+):(\S+)", source)
+        assert m or source.startswith("https://"), e
+        # Where a clone of the product is at hand, the file the evidence came from exists.
+        if m and (repos_dir / m.group(1)).is_dir():
+            assert (repos_dir / m.group(1) / m.group(2)).exists(), source
