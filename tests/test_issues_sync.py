@@ -46,9 +46,15 @@ def settings_for(tmp_path: Path, github: FakeIssueHost | None = None, gitcode: F
         "issues_page_size": 3,
         "issues_retries": 3,
         "issues_gitcode_min_interval_seconds": 0,
+        "repos_dir": tmp_path / "repos",  # no clones: a re-index after the sync reads issues only
     }
     values.update(extra)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def repo_lines(printed: str) -> list[str]:
+    """The command's one line per repository ("owner/name: …"), without the index's own lines."""
+    return [line for line in printed.strip().splitlines() if line.split(" ", 1)[0].endswith(":")]
 
 
 def numbers(data_dir: Path, repo: str) -> list[int]:
@@ -208,7 +214,7 @@ async def test_persistent_5xx_fails_that_repo_only_and_a_rerun_resumes(tmp_path:
         settings = settings_for(tmp_path, gh, gc)
         gh.fail_listing(502, pages={2}, times=None)
         code = await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock)
-        lines = capsys.readouterr().out.strip().splitlines()
+        lines = repo_lines(capsys.readouterr().out)
         data = tmp_path / "data"
         state = SyncState.load(data).get(ASCEND)
         assert code == 1
@@ -400,11 +406,10 @@ async def test_changed_repositories_are_handed_to_the_index(tmp_path: Path, monk
     module = types.ModuleType("bot.index_command")
     module.__spec__ = importlib.machinery.ModuleSpec("bot.index_command", None)
 
-    async def reindex_repositories(settings: Settings, repos: list[str]) -> int:
-        calls.append(list(repos))
-        return 0
+    def refresh_index(settings: Settings, repos: list[str] | None, say: object = print) -> None:
+        calls.append(list(repos or []))
 
-    module.reindex_repositories = reindex_repositories  # type: ignore[attr-defined]
+    module.refresh_index = refresh_index  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "bot.index_command", module)
     clock = FakeClock()
     async with (
@@ -416,3 +421,70 @@ async def test_changed_repositories_are_handed_to_the_index(tmp_path: Path, monk
         assert await run_issues_sync(settings, [ASCEND, MINDIE], clock=clock) == 0
 
     assert calls == [[ASCEND]]  # MindIE-LLM had nothing; the second run changed nothing
+
+
+async def test_a_failed_reindex_is_one_line_and_a_non_zero_exit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    module = types.ModuleType("bot.index_command")
+    module.__spec__ = importlib.machinery.ModuleSpec("bot.index_command", None)
+
+    def refresh_index(settings: Settings, repos: list[str] | None, say: object = print) -> None:
+        raise OSError("disk full")
+
+    module.refresh_index = refresh_index  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "bot.index_command", module)
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(2)}, clock) as gh:
+        code = await run_issues_sync(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+
+    assert code == 1
+    assert "index: not refreshed (OSError: disk full)" in capsys.readouterr().out
+    assert numbers(tmp_path / "data", ASCEND) == [1, 2]  # the download itself is kept
+
+
+async def test_synced_issues_are_searchable_with_their_url(tmp_path: Path) -> None:
+    """End to end with the real index: the issue's words find it, and its URL is the permalink."""
+    rows = issues(3)
+    rows[1].title = "aclnnMatmul fails with error 507015 on Atlas 800I A2"
+    rows[1].body = "Serving Qwen with graph mode stops with 507015 after warmup."
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
+        settings = settings_for(tmp_path, gh)
+        assert await run_issues_sync(settings, [ASCEND], clock=clock) == 0
+
+    from core.index.search import KnowledgeIndex  # noqa: PLC0415 - the index is another module's work
+
+    index = KnowledgeIndex.open_if_present(settings.index_path)
+    assert index is not None
+    found = index.search("507015 aclnnMatmul", [ASCEND], k=3)
+    assert found and found[0].kind == "issue" and found[0].url == f"https://github.com/{ASCEND}/issues/2"
+
+
+# --- long threads and the first sync's lower bound --------------------------------------------------
+
+
+async def test_long_closed_thread_reads_the_last_comment_page_for_the_closing_answer(tmp_path: Path) -> None:
+    rows = issues(1)
+    rows[0].state, rows[0].closed_at = "closed", "2026-05-01T02:00:00Z"
+    rows[0].comments = [note(f"u{i}", f"+1 #{i}") for i in range(150)] + [note("maint", "fixed in v0.9.1", "OWNER")]
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+        asked = [r.query.get("page", "1") for r in gh.server.requests if r.path.endswith("/comments")]
+
+    assert out[0].ok
+    assert asked == ["1", "2"]  # the first page, then the last one (from the Link header)
+    (stored,) = iter_issues(tmp_path / "data", ASCEND)
+    assert [(c.author, c.body) for c in stored.comments] == [("maint", "fixed in v0.9.1")]
+
+
+async def test_initial_since_bounds_only_the_first_sync(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(3)}, clock) as gh:
+        settings = settings_for(tmp_path, gh, issues_initial_since="2026-04-15")
+        await sync_issues(settings, [ASCEND], clock=clock)
+        await sync_issues(settings, [ASCEND], clock=clock)
+        sinces = [q.get("since") for q in gh.listing_requests(ASCEND)]
+        bad = await run_issues_sync(settings_for(tmp_path, gh, issues_initial_since="last tuesday"), [ASCEND], clock=clock)
+
+    assert sinces == ["2026-04-15T00:00:00Z", "2026-05-01T03:00:00Z"]
+    assert bad == 1 and "ISSUES_INITIAL_SINCE is not a date" in capsys.readouterr().out

@@ -104,6 +104,15 @@ async def sync_issues(
             wanted.append(info)
     if not wanted:
         return outcomes
+    initial_since = settings.issues_initial_since
+    if initial_since:
+        try:
+            initial_since = utc_iso(initial_since if "T" in initial_since else initial_since + "T00:00:00Z")
+        except ValueError:
+            failed = [RepoOutcome(r.name, error=f"ISSUES_INITIAL_SINCE is not a date: {initial_since!r}", resumable=False) for r in wanted]
+            for outcome in failed:
+                await _say(progress, outcome.line())
+            return outcomes + failed
     try:
         with _exclusive(settings.data_dir):
             state = SyncState.load(settings.data_dir)
@@ -112,7 +121,7 @@ async def sync_issues(
                 limits = _limits(settings)
                 groups = [[r for r in wanted if r.issue_host == h] for h in ("github", "gitcode")]
                 results = await asyncio.gather(
-                    *(_run_group(hosts[g[0].issue_host], g, state, settings.data_dir, limits, max_pages, clock, progress) for g in groups if g)
+                    *(_run_group(hosts[g[0].issue_host], g, state, settings.data_dir, limits, max_pages, clock, progress, initial_since) for g in groups if g)
                 )
     except (StateError, _Busy) as exc:
         failed = [RepoOutcome(r.name, error=str(exc)) for r in wanted]
@@ -132,10 +141,11 @@ async def _run_group(
     max_pages: int | None,
     clock: Clock,
     progress: ProgressFn | None,
+    initial_since: str | None,
 ) -> list[RepoOutcome]:
     outcomes = []
     for repo in repos:
-        outcome = await sync_repo(host, repo, state, data_dir, limits, max_pages, clock)
+        outcome = await sync_repo(host, repo, state, data_dir, limits, max_pages, clock, initial_since)
         outcomes.append(outcome)
         await _say(progress, outcome.line())
     return outcomes
@@ -149,12 +159,13 @@ async def sync_repo(
     limits: Limits,
     max_pages: int | None,
     clock: Clock,
+    initial_since: str | None = None,
 ) -> RepoOutcome:
     started = clock.monotonic()
     stored = read_issue_file(issues_path(data_dir, repo.name))
     known = {i.number: i.updated_at for i in stored.issues}
     entry = state.get(repo.name)
-    cursor = entry.pending or Pending(since=entry.since, next_page=1, newest=None)
+    cursor = entry.pending or Pending(since=entry.since or initial_since, next_page=1, newest=None)
     new = updated = pages = skipped = 0
 
     def outcome(**extra: Any) -> RepoOutcome:
@@ -264,17 +275,22 @@ async def _say(progress: ProgressFn | None, line: str) -> None:
         await result
 
 
-async def reindex_changed(settings: Settings, repos: list[str]) -> None:
-    """Hand the repositories whose issues changed to the index, when this build has one."""
+async def reindex_changed(settings: Settings, repos: list[str], say: Callable[[str], None] = print) -> bool:
+    """Re-index the repositories whose issues changed, when this build has the index
+    (bot/index_command.py with `refresh_index`). False when the re-index failed."""
     if not repos or importlib.util.find_spec("bot.index_command") is None:
-        return
+        return True
     module = importlib.import_module("bot.index_command")
-    reindex = getattr(module, "reindex_repositories", None)
-    if reindex is None:
-        return
-    result = reindex(settings, repos)
-    if inspect.isawaitable(result):
-        await result
+    refresh = getattr(module, "refresh_index", None)
+    if refresh is None:
+        return True
+    try:
+        # CPU-bound and synchronous: off the event loop
+        await asyncio.to_thread(refresh, settings, list(repos), say)
+    except Exception as exc:  # noqa: BLE001 - the issues are stored; only the index is stale
+        say(f"index: not refreshed ({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); run `python -m bot index`")
+        return False
+    return True
 
 
 async def run_issues_sync(settings: Settings, repos: Sequence[str], max_pages: int | None = None, clock: Clock | None = None) -> int:
@@ -284,5 +300,5 @@ async def run_issues_sync(settings: Settings, repos: Sequence[str], max_pages: i
         print(line, flush=True)
 
     outcomes = await sync_issues(settings, repos, max_pages=max_pages, clock=clock, progress=say)
-    await reindex_changed(settings, [o.repo for o in outcomes if o.ok and o.changed])
-    return 0 if all(o.ok for o in outcomes) else 1
+    indexed = await reindex_changed(settings, [o.repo for o in outcomes if o.ok and o.changed], say)
+    return 0 if indexed and all(o.ok for o in outcomes) else 1
