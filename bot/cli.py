@@ -44,19 +44,24 @@ def local_conversation(
     settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
-    from bot.wiring import build_researcher, conversation_limits  # noqa: PLC0415
+    from bot.wiring import build_researcher, build_retriever, conversation_limits  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
 
     researcher = None
+    retriever = build_retriever(settings, warm=False)  # None without an index: answers go on without passages
     if not offline and settings.llm_enabled:
         redis = None
         if settings.redis_url:
             import redis.asyncio as aioredis  # noqa: PLC0415
 
             redis = aioredis.Redis.from_url(settings.redis_url)
-        researcher = build_researcher(settings, redis, Keys(settings.redis_prefix))
+        researcher = build_researcher(settings, redis, Keys(settings.redis_prefix), retriever)
     conversation = Conversation(
-        MemorySessionStore(), researcher=researcher, limits=conversation_limits(settings), on_research=on_research
+        MemorySessionStore(),
+        researcher=researcher,
+        limits=conversation_limits(settings),
+        on_research=on_research,
+        retriever=retriever,
     )
     return conversation, researcher
 

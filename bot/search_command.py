@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 from bot.settings import Settings
+from bot.wiring import build_retriever
 from core.index.passage import Passage
-from core.index.search import KnowledgeIndex
 from core.research.repos import find_repo
 
 MAX_K = 50
@@ -68,7 +68,7 @@ def run_search(settings: Settings, query: list[str], repos: list[str], k: int, a
     if not 1 <= k <= MAX_K:
         print(f"-k must be between 1 and {MAX_K}")
         return 2
-    index = KnowledgeIndex.open_if_present(settings.index_path)
+    index = build_retriever(settings, warm=False)
     if index is None:
         print(f"no knowledge index in {settings.index_path}: run `python -m bot index` first")
         return 1

@@ -71,7 +71,25 @@ def conversation_limits(settings: Settings) -> "ConversationLimits":
     )
 
 
-def build_researcher(settings: Settings, redis: Any, keys: Keys) -> Any:
+def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
+    """The knowledge index when one was built (`python -m bot index`), else None: answers go on without it."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from core.index.ranking import DEFAULT_PARAMS  # noqa: PLC0415
+    from core.index.search import KnowledgeIndex  # noqa: PLC0415
+
+    params = DEFAULT_PARAMS if settings.index_min_score is None else replace(DEFAULT_PARAMS, threshold=settings.index_min_score)
+    index = KnowledgeIndex.open_if_present(settings.index_path, check_every=settings.index_check_seconds, params=params)
+    if index is None:
+        log.info("no knowledge index in %s: answers without passages (run `python -m bot index`)", settings.index_path)
+    elif warm:
+        from core.index.tokenizer import warm_up  # noqa: PLC0415
+
+        warm_up()  # the Chinese dictionary loads at start, not on a user's first question
+    return index
+
+
+def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any = None) -> Any:
     """The research agent when a model key is set, else None (offline triage)."""
     if not settings.llm_enabled:
         return None
@@ -80,7 +98,7 @@ def build_researcher(settings: Settings, redis: Any, keys: Keys) -> Any:
     except ImportError:
         log.warning("research agent is not available in this build; answering offline")
         return None
-    return research.build_research_agent(settings, redis, keys)
+    return research.build_research_agent(settings, redis, keys, retriever=retriever)
 
 
 def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
@@ -114,13 +132,15 @@ def build_components(
     if conversation is None:
         from core.conversation import Conversation  # noqa: PLC0415
 
-        researcher = build_researcher(settings, client, keys)
+        retriever = build_retriever(settings)
+        researcher = build_researcher(settings, client, keys, retriever)
         conversation = Conversation(
             RedisSessionStore(client, keys, settings.session_ttl_seconds),
             researcher=researcher,
             limits=conversation_limits(settings),
             budget=TokenBudget(client, keys, settings.daily_token_budget),
             on_research=metrics.observe_research,
+            retriever=retriever,
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
     components = Components(

@@ -6,6 +6,8 @@ configured), and keeps the thread's memory in the session store.
 """
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import re
 import time
@@ -23,6 +25,7 @@ from core.messages import InboundMessage, Language, Option, Progress, Reply, Rep
 from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
+from core.index.passage import Passage, Retriever
 from core.triage import triage
 
 log = logging.getLogger(__name__)
@@ -83,7 +86,9 @@ class Conversation:
         clock: Callable[[], float] = time.time,
         budget: TokenBudget | None = None,
         on_research: Callable[[Any], None] | None = None,
+        retriever: Retriever | None = None,
     ) -> None:
+        self._retriever = retriever  # the knowledge index: passages quoted in offline answers
         self._on_research = on_research  # metrics hook: sees each research outcome (usage, trace)
         self._sessions = sessions
         self._researcher = researcher
@@ -192,7 +197,11 @@ class Conversation:
         session = await self._sessions.load(key)
         analysed = analysis_window(question)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
-        offline = triage(analysed, repos, language, known_env=session.env)
+        passages = await self._passages(analysed, repos)
+        if _TRIAGE_TAKES_PASSAGES:
+            offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
+        else:
+            offline = triage(analysed, repos, language, known_env=session.env)
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
@@ -242,6 +251,16 @@ class Conversation:
         await self._sessions.update(key, store)
         return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id)
 
+    async def _passages(self, question: str, repos: tuple[str, ...]) -> tuple[Passage, ...]:
+        """The best few passages of the knowledge index (off the event loop; a failure costs only them)."""
+        if self._retriever is None:
+            return ()
+        try:
+            return tuple(await asyncio.to_thread(self._retriever.search, question, repos, 3))
+        except Exception:  # noqa: BLE001 - the diagnostic answer must not depend on the index
+            log.warning("knowledge index search failed", exc_info=True)
+            return ()
+
     async def _remember_question(self, key: str, question: str) -> None:
         def store(s: Session) -> Session:
             s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
@@ -249,6 +268,9 @@ class Conversation:
 
         await self._sessions.update(key, store)
 
+
+# Until core/triage.py's `passages` parameter lands everywhere, pass passages only when it is there.
+_TRIAGE_TAKES_PASSAGES = "passages" in inspect.signature(triage).parameters
 
 _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
 

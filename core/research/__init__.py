@@ -21,6 +21,7 @@ from core.research.repos import canonical_urls
 from core.research.tools.code import LocalRepos, ReadFile, SearchCode
 from core.research.tools.deepwiki import AskDeepWiki, DeepWiki, ReadWikiStructure
 from core.research.tools.diagnostics import LookupDiagnostics
+from core.research.tools.docs import SearchDocs
 from core.research.tools.issues import GetIssue, IssueApis, SearchIssues
 from core.research.tools.registry import ToolRegistry
 from core.research.types import ResearchOutcome, ResearchRequest, TraceStep
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from bot.settings import Settings
+    from core.index.passage import Retriever
 
 __all__ = [
     "ResearchAgent",
@@ -41,8 +43,10 @@ __all__ = [
 ]
 
 
-def build_registry(settings: "Settings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient) -> ToolRegistry:
-    """The seven read-only tools, wired from settings."""
+def build_registry(
+    settings: "Settings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient, retriever: "Retriever | None" = None
+) -> ToolRegistry:
+    """The read-only tools, wired from settings (search_docs only when a knowledge index is there)."""
     from bot.settings import secret  # noqa: PLC0415 - core must not import bot at module load
 
     timeout = settings.tool_timeout_seconds
@@ -64,11 +68,18 @@ def build_registry(settings: "Settings", redis: "Redis | None", keys: Keys, http
         AskDeepWiki(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
         ReadWikiStructure(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
     ]
+    if retriever is not None:
+        tools.insert(1, SearchDocs(retriever, settings.cache_ttl_code_seconds, timeout))
     return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
 
 
 def build_research_agent(
-    settings: "Settings", redis: "Redis | None", keys: Keys, *, client: ModelClient | None = None
+    settings: "Settings",
+    redis: "Redis | None",
+    keys: Keys,
+    *,
+    client: ModelClient | None = None,
+    retriever: "Retriever | None" = None,
 ) -> ResearchAgent | None:
     """The research agent, or None when no model key is configured."""
     from bot.settings import secret  # noqa: PLC0415
@@ -87,7 +98,7 @@ def build_research_agent(
     )
     return ResearchAgent(
         client=client,
-        registry=build_registry(settings, redis, keys, http),
+        registry=build_registry(settings, redis, keys, http, retriever),
         redactor=Redactor.from_settings(settings),
         limits=LoopLimits(max_steps=settings.research_max_steps, deadline_seconds=settings.research_deadline_seconds),
         allowed_urls=canonical_urls(),
