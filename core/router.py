@@ -320,11 +320,12 @@ def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple
 def _bare_vllm(text: str, low: str, kb: KnowledgeBase) -> frozenset[int]:
     """Where "vllm" stands on its own, leaving out config values and the "vLLM" inside a
     descriptive name of vllm-ascend ("the Ascend plugin for vLLM", "昇腾 vLLM 插件")."""
-    if not _BARE_VLLM.present(low):
+    bare = [m.start() for m in _BARE_VLLM.finditer(text, low)]
+    if not bare:
         return frozenset()
     skip = [m.span() for m in _VLLM_VALUE.finditer(text, low)]
     skip += _repo_spans(text, low, kb, VLLM_ASCEND)
-    return frozenset(m.start() for m in _BARE_VLLM.finditer(text, low) if not any(a <= m.start() < b for a, b in skip))
+    return frozenset(p for p in bare if not any(a <= p < b for a, b in skip))
 
 
 def _only_incidental_vllm(text: str, low: str, bare: frozenset[int]) -> bool:
