@@ -6,6 +6,12 @@ once, validated strictly (a malformed file raises `KnowledgeBaseError` naming
 the file and the entry), and exposed as frozen dataclasses. Every fact carries
 a `source`: either a URL or `owner/name:path` inside a repository, which
 `KnowledgeBase.source()` turns into a citable link.
+
+Every piece of advice names the products it applies to (`products`: canonical
+repository names from repositories.json, checked at load). Steps, causes and
+commands may narrow that to a subset and may carry a `when` trigger (a phrase
+that must be in the user's text), so triage shows vllm-ascend commands only for
+vllm-ascend questions and the VLLM_VERSION step only for InvalidVersion.
 """
 from __future__ import annotations
 
@@ -69,10 +75,37 @@ class Repository:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A step or cause that applies to some products, optionally only when a trigger is in the text.
+
+    `products` is a subset of its entry's products (the entry's when the JSON leaves it out);
+    `when` lists lowercase phrases of which one must occur in the user's text (empty: always).
+    """
+
+    text_en: str
+    text_zh: str
+    products: tuple[str, ...]
+    when: tuple[str, ...] = ()
+
+    def text(self, language: Language) -> str:
+        return self.text_zh if language == "zh" else self.text_en
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command line to suggest. Placeholders like `<vllm-version>` are filled from the user's text."""
+
+    run: str
+    products: tuple[str, ...]
+    when: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Chip:
     id: str
     family: str
-    products: tuple[str, ...]
+    products: tuple[str, ...]  # server products built on the chip (Atlas 800I A2, ...)
+    applies_to: tuple[str, ...]  # repositories whose support notes these are
     support: str  # supported | experimental | unsupported | images
     cann_kernels: str
     soc_version_example: str
@@ -101,13 +134,13 @@ class ErrorCode:
     name: str
     kind: str
     aliases: tuple[str, ...]
+    products: tuple[str, ...]
     meaning_en: str
     meaning_zh: str
     layer_en: str
     layer_zh: str
-    steps_en: tuple[str, ...]
-    steps_zh: tuple[str, ...]
-    commands: tuple[str, ...]
+    steps: tuple[Note, ...]
+    commands: tuple[Command, ...]
     sources: tuple[str, ...]
 
     def meaning(self, language: Language) -> str:
@@ -116,13 +149,11 @@ class ErrorCode:
     def layer(self, language: Language) -> str:
         return self.layer_zh if language == "zh" else self.layer_en
 
-    def steps(self, language: Language) -> tuple[str, ...]:
-        return self.steps_zh if language == "zh" else self.steps_en
-
 
 @dataclass(frozen=True)
 class Incompatibility:
     id: str
+    products: tuple[str, ...]
     requires_all: tuple[str, ...]
     requires_any: tuple[str, ...]
     title_en: str
@@ -157,21 +188,15 @@ class ProblemPattern:
     keywords_zh: tuple[str, ...]
     features: tuple[str, ...]
     error_codes: tuple[str, ...]
-    causes_en: tuple[str, ...]
-    causes_zh: tuple[str, ...]
-    steps_en: tuple[str, ...]
-    steps_zh: tuple[str, ...]
-    commands: tuple[str, ...]
+    products: tuple[str, ...]
+    causes: tuple[Note, ...]
+    steps: tuple[Note, ...]
+    commands: tuple[Command, ...]
     sources: tuple[str, ...]
+    markers: tuple[str, ...] = ()  # phrases that only this entry's products' advice contains
 
     def title(self, language: Language) -> str:
         return self.title_zh if language == "zh" else self.title_en
-
-    def causes(self, language: Language) -> tuple[str, ...]:
-        return self.causes_zh if language == "zh" else self.causes_en
-
-    def steps(self, language: Language) -> tuple[str, ...]:
-        return self.steps_zh if language == "zh" else self.steps_en
 
 
 @dataclass(frozen=True)
@@ -183,8 +208,10 @@ class ChecklistItem:
     body_en: str
     body_zh: str
     triggers: tuple[str, ...]
-    commands: tuple[str, ...]
+    products: tuple[str, ...]
+    commands: tuple[Command, ...]
     sources: tuple[str, ...]
+    markers: tuple[str, ...] = ()
 
     def title(self, language: Language) -> str:
         return self.title_zh if language == "zh" else self.title_en
@@ -219,11 +246,27 @@ class MatrixNote:
 
 
 @dataclass(frozen=True)
+class MainBranch:
+    """What the matrix says about main: no row, one verified vLLM commit (as of a snapshot)."""
+
+    commit: str
+    as_of: str
+    text_en: str
+    text_zh: str
+    source: str
+
+    def text(self, language: Language) -> str:
+        return self.text_zh if language == "zh" else self.text_en
+
+
+@dataclass(frozen=True)
 class VersionMatrix:
+    products: tuple[str, ...]
     rows: tuple[MatrixRow, ...]
     policy: TextFact
     install_order: TextFact
     notes: tuple[MatrixNote, ...]
+    main_branch: MainBranch
 
 
 @dataclass(frozen=True)
@@ -240,26 +283,65 @@ class CollectEnvField:
 
 @dataclass(frozen=True)
 class CollectEnvInfo:
+    products: tuple[str, ...]
     command: str
     where_en: str
     where_zh: str
     source: str
     fields: tuple[CollectEnvField, ...]
-    also_ask_en: tuple[str, ...]
-    also_ask_zh: tuple[str, ...]
 
     def where(self, language: Language) -> str:
         return self.where_zh if language == "zh" else self.where_en
 
-    def also_ask(self, language: Language) -> tuple[str, ...]:
-        return self.also_ask_zh if language == "zh" else self.also_ask_en
+
+@dataclass(frozen=True)
+class SendItem:
+    """One thing to ask the user for; `{product}` in the text is the product's display name."""
+
+    id: str
+    products: tuple[str, ...]
+    problem_only: bool
+    text_en: str
+    text_zh: str
+    source: str | None
+
+    def text(self, language: Language) -> str:
+        return self.text_zh if language == "zh" else self.text_en
+
+
+@dataclass(frozen=True)
+class DocLink:
+    repo: str
+    title_en: str
+    title_zh: str
+    source: str
+
+    def title(self, language: Language) -> str:
+        return self.title_zh if language == "zh" else self.title_en
+
+
+@dataclass(frozen=True)
+class CodeMapEntry:
+    id: str
+    products: tuple[str, ...]
+    keywords_en: tuple[str, ...]
+    keywords_zh: tuple[str, ...]
+    paths: tuple[str, ...]
+    purpose_en: str
+    purpose_zh: str
+    source: str
+
+    def purpose(self, language: Language) -> str:
+        return self.purpose_zh if language == "zh" else self.purpose_en
 
 
 @dataclass(frozen=True)
 class EnvVar:
     name: str
     scope: str
-    example: str
+    products: tuple[str, ...]
+    value: str  # "setting": the documented values are the advice; "user": depends on the user's setup
+    example: str  # illustrative only; never printed as advice
     purpose_en: str
     purpose_zh: str
     source: str
@@ -280,6 +362,9 @@ class KnowledgeBase:
     matrix: VersionMatrix
     collect_env: CollectEnvInfo
     env_vars: tuple[EnvVar, ...]
+    send_items: tuple[SendItem, ...] = ()
+    docs: tuple[DocLink, ...] = ()
+    code_map: tuple[CodeMapEntry, ...] = ()
 
     def repository(self, repo_or_key: str) -> Repository | None:
         wanted = repo_or_key.strip().lower()
@@ -300,6 +385,9 @@ class KnowledgeBase:
 
     def env_var(self, name: str) -> EnvVar | None:
         return next((v for v in self.env_vars if v.name == name), None)
+
+    def doc(self, repo: str) -> DocLink | None:
+        return next((d for d in self.docs if d.repo == repo), None)
 
     def source(self, ref: str) -> Source:
         """Turn a fact's `source` into a citable Source (title + canonical URL)."""
@@ -399,10 +487,55 @@ def _check_source(reader: _Reader, value: str) -> None:
         raise reader.fail(f"source '{value}' is neither a URL nor 'owner/name:path'")
 
 
-def _paired(reader: _Reader, en: tuple[str, ...], zh: tuple[str, ...], what: str) -> None:
-    # Every English step needs its Chinese twin, or answers would differ by language.
-    if len(en) != len(zh):
-        raise reader.fail(f"{what}_en has {len(en)} entries but {what}_zh has {len(zh)}")
+def _products(r: _Reader, known: frozenset[str], key: str = "products", within: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """A non-empty list of canonical repository names (from repositories.json), optionally a subset of `within`."""
+    values = r.strs(key, allow_empty=False)
+    for v in values:
+        if v not in known:
+            raise r.fail(f"{key}: {v!r} is not a repository of repositories.json")
+        if within is not None and v not in within:
+            raise r.fail(f"{key}: {v!r} is not one of its entry's products")
+    return values
+
+
+def _when(r: _Reader) -> tuple[str, ...]:
+    if "when" not in r.obj:
+        return ()
+    values = r.strs("when", allow_empty=False)
+    if any(v != v.lower() for v in values):
+        raise r.fail("when: trigger phrases must be lowercase")
+    return values
+
+
+def _notes(r: _Reader, key: str, known: frozenset[str], entry: tuple[str, ...], *, allow_empty: bool = False) -> tuple[Note, ...]:
+    raw = r.obj.get(key)
+    if not isinstance(raw, list) or (not raw and not allow_empty):
+        raise r.fail(f"field '{key}' must be a non-empty list")
+    out = []
+    for i, item in enumerate(raw):
+        n = _Reader(r.file, f"{r.where}.{key}[{i}]", item)
+        products = _products(n, known, within=entry) if "products" in n.obj else entry
+        out.append(Note(n.str("en"), n.str("zh"), products, _when(n)))
+    return tuple(out)
+
+
+def _commands(r: _Reader, known: frozenset[str], entry: tuple[str, ...]) -> tuple[Command, ...]:
+    raw = r.obj.get("commands")
+    if not isinstance(raw, list):
+        raise r.fail("field 'commands' must be a list")
+    out = []
+    for i, item in enumerate(raw):
+        if isinstance(item, str) and item.strip():
+            out.append(Command(item, entry))
+            continue
+        c = _Reader(r.file, f"{r.where}.commands[{i}]", item)
+        products = _products(c, known, within=entry) if "products" in c.obj else entry
+        out.append(Command(c.str("run"), products, _when(c)))
+    return tuple(out)
+
+
+def _markers(r: _Reader) -> tuple[str, ...]:
+    return r.strs("markers", allow_empty=False) if "markers" in r.obj else ()
 
 
 def _load_json(directory: Path, name: str) -> Any:
@@ -486,7 +619,7 @@ def _parse_repositories(data: Any) -> tuple[Repository, ...]:
     return tuple(out)
 
 
-def _parse_hardware(data: Any) -> tuple[tuple[Chip, ...], TextFact]:
+def _parse_hardware(data: Any, known: frozenset[str]) -> tuple[tuple[Chip, ...], TextFact]:
     file = "hardware.json"
     chips = []
     for i, entry in _entries(file, data, "chips"):
@@ -502,6 +635,7 @@ def _parse_hardware(data: Any) -> tuple[tuple[Chip, ...], TextFact]:
                 id=chip_id,
                 family=r.str("family"),
                 products=r.strs("products", allow_empty=False),
+                applies_to=_products(r, known, "applies_to"),
                 support=support,
                 cann_kernels=r.str("cann_kernels", allow_empty=True),
                 soc_version_example=r.str("soc_version_example", allow_empty=True),
@@ -516,26 +650,25 @@ def _parse_hardware(data: Any) -> tuple[tuple[Chip, ...], TextFact]:
     return tuple(chips), TextFact(soc.str("text_en"), soc.str("text_zh"), soc.source())
 
 
-def _parse_error_codes(data: Any) -> tuple[ErrorCode, ...]:
+def _parse_error_codes(data: Any, known: frozenset[str]) -> tuple[ErrorCode, ...]:
     file = "error_codes.json"
     out = []
     for i, entry in _entries(file, data, "codes"):
         r = _Reader(file, _label(entry, "code", i), entry)
-        steps_en, steps_zh = r.strs("steps_en", allow_empty=False), r.strs("steps_zh", allow_empty=False)
-        _paired(r, steps_en, steps_zh, "steps")
+        products = _products(r, known)
         out.append(
             ErrorCode(
                 code=r.str("code"),
                 name=r.str("name"),
                 kind=r.str("kind"),
                 aliases=r.strs("aliases"),
+                products=products,
                 meaning_en=r.str("meaning_en"),
                 meaning_zh=r.str("meaning_zh"),
                 layer_en=r.str("layer_en"),
                 layer_zh=r.str("layer_zh"),
-                steps_en=steps_en,
-                steps_zh=steps_zh,
-                commands=r.strs("commands"),
+                steps=_notes(r, "steps", known, products),
+                commands=_commands(r, known, products),
                 sources=r.sources(),
             )
         )
@@ -552,7 +685,7 @@ def _check_tokens(r: _Reader, tokens: tuple[str, ...], field: str) -> None:
             raise r.fail(f"{field}: unknown signal token {t!r} (see core/signals.py FEATURE_TOKENS)")
 
 
-def _parse_incompatibilities(data: Any) -> tuple[Incompatibility, ...]:
+def _parse_incompatibilities(data: Any, known: frozenset[str]) -> tuple[Incompatibility, ...]:
     file = "incompatibilities.json"
     out = []
     for i, entry in _entries(file, data, "combinations"):
@@ -563,6 +696,7 @@ def _parse_incompatibilities(data: Any) -> tuple[Incompatibility, ...]:
         out.append(
             Incompatibility(
                 id=r.str("id"),
+                products=_products(r, known),
                 requires_all=requires_all,
                 requires_any=requires_any,
                 title_en=r.str("title_en"),
@@ -578,7 +712,7 @@ def _parse_incompatibilities(data: Any) -> tuple[Incompatibility, ...]:
     return tuple(out)
 
 
-def _parse_patterns(data: Any, known_codes: set[str]) -> tuple[ProblemPattern, ...]:
+def _parse_patterns(data: Any, known_codes: set[str], known: frozenset[str]) -> tuple[ProblemPattern, ...]:
     file = "problem_patterns.json"
     out = []
     for i, entry in _entries(file, data, "patterns"):
@@ -592,10 +726,7 @@ def _parse_patterns(data: Any, known_codes: set[str]) -> tuple[ProblemPattern, .
         keywords_en, keywords_zh = r.strs("keywords_en"), r.strs("keywords_zh")
         if not keywords_en and not keywords_zh and not features:
             raise r.fail("needs at least one keyword or feature, or it can never match")
-        causes_en, causes_zh = r.strs("causes_en", allow_empty=False), r.strs("causes_zh", allow_empty=False)
-        steps_en, steps_zh = r.strs("steps_en", allow_empty=False), r.strs("steps_zh", allow_empty=False)
-        _paired(r, causes_en, causes_zh, "causes")
-        _paired(r, steps_en, steps_zh, "steps")
+        products = _products(r, known)
         out.append(
             ProblemPattern(
                 id=r.str("id"),
@@ -605,25 +736,26 @@ def _parse_patterns(data: Any, known_codes: set[str]) -> tuple[ProblemPattern, .
                 keywords_zh=keywords_zh,
                 features=features,
                 error_codes=codes,
-                causes_en=causes_en,
-                causes_zh=causes_zh,
-                steps_en=steps_en,
-                steps_zh=steps_zh,
-                commands=r.strs("commands"),
+                products=products,
+                causes=_notes(r, "causes", known, products),
+                steps=_notes(r, "steps", known, products),
+                commands=_commands(r, known, products),
                 sources=r.sources(),
+                markers=_markers(r),
             )
         )
     _unique(file, [p.id for p in out], "id")
     return tuple(out)
 
 
-def _parse_checklist(data: Any) -> tuple[ChecklistItem, ...]:
+def _parse_checklist(data: Any, known: frozenset[str]) -> tuple[ChecklistItem, ...]:
     file = "checklist.json"
     out = []
     for i, entry in _entries(file, data, "items"):
         r = _Reader(file, _label(entry, "id", i), entry)
         triggers = r.strs("triggers")
         _check_tokens(r, triggers, "triggers")
+        products = _products(r, known)
         out.append(
             ChecklistItem(
                 number=i + 1,
@@ -633,15 +765,17 @@ def _parse_checklist(data: Any) -> tuple[ChecklistItem, ...]:
                 body_en=r.str("body_en"),
                 body_zh=r.str("body_zh"),
                 triggers=triggers,
-                commands=r.strs("commands"),
+                products=products,
+                commands=_commands(r, known, products),
                 sources=r.sources(),
+                markers=_markers(r),
             )
         )
     _unique(file, [c.id for c in out], "id")
     return tuple(out)
 
 
-def _parse_matrix(data: Any) -> VersionMatrix:
+def _parse_matrix(data: Any, known: frozenset[str]) -> VersionMatrix:
     file = "version_matrix.json"
     rows = []
     for i, entry in _entries(file, data, "rows"):
@@ -667,66 +801,118 @@ def _parse_matrix(data: Any) -> VersionMatrix:
         )
     _unique(file, [row.vllm_ascend for row in rows], "vllm_ascend row")
     top = _Reader(file, "top level", data)
-    policy, order = top.child("policy"), top.child("install_order")
+    policy, order, main = top.child("policy"), top.child("install_order"), top.child("main_branch")
+    commit = main.str("commit")
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise main.fail(f"commit {commit!r} must be a git hash")
     notes = []
     for i, entry in enumerate(top.list("notes")):
         n = _Reader(file, f"notes[{i}]", entry)
         notes.append(MatrixNote(n.str("applies_to"), n.str("text_en"), n.str("text_zh"), n.source()))
     return VersionMatrix(
+        products=_products(top, known),
         rows=tuple(rows),
         policy=TextFact(policy.str("text_en"), policy.str("text_zh"), policy.source()),
         install_order=TextFact(order.str("text_en"), order.str("text_zh"), order.source()),
         notes=tuple(notes),
+        main_branch=MainBranch(commit, main.str("as_of"), main.str("text_en"), main.str("text_zh"), main.source()),
     )
 
 
-def _parse_collect_env(data: Any) -> CollectEnvInfo:
+def _parse_collect_env(data: Any, known: frozenset[str]) -> tuple[CollectEnvInfo, tuple[SendItem, ...], tuple[DocLink, ...]]:
     file = "collect_env.json"
     top = _Reader(file, "top level", data)
+    ce = top.child("collect_env")
     fields = []
-    for i, entry in enumerate(top.list("fields")):
+    for i, entry in enumerate(ce.list("fields")):
         f = _Reader(file, _label(entry, "name", i), entry)
         fields.append(CollectEnvField(f.str("name"), f.str("printed_as"), f.bool("key"), f.str("why_en"), f.str("why_zh")))
-    also_en, also_zh = top.strs("also_ask_en", allow_empty=False), top.strs("also_ask_zh", allow_empty=False)
-    _paired(top, also_en, also_zh, "also_ask")
-    return CollectEnvInfo(
-        command=top.str("command"),
-        where_en=top.str("where_en"),
-        where_zh=top.str("where_zh"),
-        source=top.source(),
+    info = CollectEnvInfo(
+        products=_products(ce, known),
+        command=ce.str("command"),
+        where_en=ce.str("where_en"),
+        where_zh=ce.str("where_zh"),
+        source=ce.source(),
         fields=tuple(fields),
-        also_ask_en=also_en,
-        also_ask_zh=also_zh,
     )
+    send = []
+    for i, entry in enumerate(top.list("send")):
+        r = _Reader(file, f"send[{i}]", entry)
+        source = r.opt_str("source")
+        if source is not None:
+            _check_source(r, source)
+        send.append(SendItem(r.str("id"), _products(r, known), r.bool("problem_only"), r.str("text_en"), r.str("text_zh"), source))
+    _unique(file, [s.id for s in send], "send id")
+    docs = []
+    for i, entry in enumerate(top.list("docs")):
+        r = _Reader(file, f"docs[{i}]", entry)
+        repo = r.str("repo")
+        if repo not in known:
+            raise r.fail(f"repo {repo!r} is not a repository of repositories.json")
+        docs.append(DocLink(repo, r.str("title_en"), r.str("title_zh"), r.source()))
+    _unique(file, [d.repo for d in docs], "docs repo")
+    return info, tuple(send), tuple(docs)
 
 
-def _parse_env_vars(data: Any) -> tuple[EnvVar, ...]:
+def _parse_env_vars(data: Any, known: frozenset[str]) -> tuple[EnvVar, ...]:
     file = "env_vars.json"
     out = []
     for i, entry in _entries(file, data, "variables"):
         r = _Reader(file, _label(entry, "name", i), entry)
+        value = r.str("value")
+        if value not in ("setting", "user"):
+            raise r.fail("value must be 'setting' or 'user'")
         out.append(
-            EnvVar(r.str("name"), r.str("scope"), r.str("example"), r.str("purpose_en"), r.str("purpose_zh"), r.source())
+            EnvVar(
+                r.str("name"), r.str("scope"), _products(r, known), value, r.str("example"),
+                r.str("purpose_en"), r.str("purpose_zh"), r.source(),
+            )
         )
     _unique(file, [v.name for v in out], "variable")
     return tuple(out)
 
 
+def _parse_code_map(data: Any, known: frozenset[str]) -> tuple[CodeMapEntry, ...]:
+    file = "code_map.json"
+    top = _Reader(file, "top level", data)
+    products = _products(top, known)
+    out = []
+    for i, entry in _entries(file, data, "entries"):
+        r = _Reader(file, _label(entry, "id", i), entry)
+        keywords_en, keywords_zh = r.strs("keywords_en", allow_empty=False), r.strs("keywords_zh", allow_empty=False)
+        if any(k != k.lower() for k in keywords_en + keywords_zh):
+            raise r.fail("keywords must be lowercase")
+        paths = r.strs("paths", allow_empty=False)
+        if any(p.startswith("/") or ".." in p.split("/") for p in paths):
+            raise r.fail("paths must be relative and stay inside the repository")
+        out.append(
+            CodeMapEntry(r.str("id"), products, keywords_en, keywords_zh, paths, r.str("purpose_en"), r.str("purpose_zh"), r.source())
+        )
+    _unique(file, [e.id for e in out], "id")
+    return tuple(out)
+
+
 def _build(directory: Path) -> KnowledgeBase:
-    error_codes = _parse_error_codes(_load_json(directory, "error_codes.json"))
+    repositories = _parse_repositories(_load_json(directory, "repositories.json"))
+    known = frozenset(r.repo for r in repositories)
+    error_codes = _parse_error_codes(_load_json(directory, "error_codes.json"), known)
     known_codes = {c.code.upper() for c in error_codes} | {a.upper() for c in error_codes for a in c.aliases}
-    chips, soc = _parse_hardware(_load_json(directory, "hardware.json"))
+    chips, soc = _parse_hardware(_load_json(directory, "hardware.json"), known)
+    collect_env, send_items, docs = _parse_collect_env(_load_json(directory, "collect_env.json"), known)
     return KnowledgeBase(
-        repositories=_parse_repositories(_load_json(directory, "repositories.json")),
+        repositories=repositories,
         chips=chips,
         soc_version=soc,
         error_codes=error_codes,
-        incompatibilities=_parse_incompatibilities(_load_json(directory, "incompatibilities.json")),
-        patterns=_parse_patterns(_load_json(directory, "problem_patterns.json"), known_codes),
-        checklist=_parse_checklist(_load_json(directory, "checklist.json")),
-        matrix=_parse_matrix(_load_json(directory, "version_matrix.json")),
-        collect_env=_parse_collect_env(_load_json(directory, "collect_env.json")),
-        env_vars=_parse_env_vars(_load_json(directory, "env_vars.json")),
+        incompatibilities=_parse_incompatibilities(_load_json(directory, "incompatibilities.json"), known),
+        patterns=_parse_patterns(_load_json(directory, "problem_patterns.json"), known_codes, known),
+        checklist=_parse_checklist(_load_json(directory, "checklist.json"), known),
+        matrix=_parse_matrix(_load_json(directory, "version_matrix.json"), known),
+        collect_env=collect_env,
+        env_vars=_parse_env_vars(_load_json(directory, "env_vars.json"), known),
+        send_items=send_items,
+        docs=docs,
+        code_map=_parse_code_map(_load_json(directory, "code_map.json"), known),
     )
 
 

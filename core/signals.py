@@ -431,3 +431,43 @@ def find_chips(text: str, low: str | None = None) -> tuple[str, ...]:
     """Canonical chip ids named in the text."""
     low = text.lower() if low is None else low
     return tuple(chip for chip, pattern in _CHIPS if pattern.search(text, low))
+
+
+# ------------------------------------------------------- named-entity lookups
+# Bare versions (X.Y.Z[rcN][.postN]), whatever package they belong to; triage decides which
+# matrix they are looked up in. Three components are required so Python 3.10 or CANN 8.3.RC2
+# are not read as product versions. Bounded repetition only: linear in the input.
+_BARE_VERSION = re.compile(
+    r"(?<![\w.\-/])[vV]?(\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?)(?![\w.\-]|\.\d)", re.I
+)
+# "main" as a branch: "main branch", "main 分支", "on main", "vllm-ascend main", "the main commit".
+_MAIN_BRANCH = guarded(
+    r"(?<![A-Za-z0-9_])main[ \t]{0,2}(?:branch|分支|版本|commit|build|tip)(?![A-Za-z])"
+    r"|(?<![A-Za-z0-9_])(?:on|from|use|using|track|tracking|build|building)[ \t]{1,3}main(?![A-Za-z0-9_])"
+    r"|vllm[ _\-]?ascend[ \t]{0,2}(?:的[ \t]{0,2})?main(?![A-Za-z0-9_])",
+    ("main",),
+)
+_ENV_NAME = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,8})(?![A-Za-z0-9_])")
+_FLAG = re.compile(r"(?<![\w\-])(--[a-z][a-z0-9]{0,20}(?:-[a-z0-9]{1,20}){0,6})(?![\w\-])")
+
+
+def find_versions(text: str) -> tuple[str, ...]:
+    """Every X.Y.Z-style version in the text (leading v dropped), in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for m in _BARE_VERSION.finditer(text):
+        seen.setdefault(m.group(1).lower().replace(".rc", "rc"), None)
+    return tuple(seen)
+
+
+def mentions_main_branch(text: str) -> bool:
+    return bool(_MAIN_BRANCH.search(text, text.lower()))
+
+
+def find_env_names(text: str) -> tuple[str, ...]:
+    """UPPER_SNAKE_CASE names (candidate environment variables), in order, without duplicates."""
+    return tuple(dict.fromkeys(m.group(1) for m in _ENV_NAME.finditer(text)))
+
+
+def find_flags(text: str) -> tuple[str, ...]:
+    """Command-line flags such as --enforce-eager, in order, without duplicates."""
+    return tuple(dict.fromkeys(m.group(1).lower() for m in _FLAG.finditer(text)))

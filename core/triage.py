@@ -1,39 +1,68 @@
-"""The offline answer: quick diagnostic from the built-in knowledge base.
+"""The offline answer: a quick, product-aware diagnostic from the built-in knowledge base.
 
-`diagnose(text)` matches a message against the knowledge base (error codes,
-problem patterns, incompatible feature combinations, version matrix, chips);
-the research agent's `lookup_diagnostics` tool calls it. `triage(...)` turns a
-diagnosis into a complete Markdown answer in the user's language for when no
-LLM is configured: conclusion first, then the evidence, the next steps and
-what to send next. Every fact shown carries its knowledge-base source.
+`diagnose(text, repos=...)` matches a message against the knowledge base. Named
+entities come first (versions, env vars, error codes, chips, flags, main branch),
+then problem signatures (incompatible combinations, problem patterns). Every
+entry names the products it applies to; only entries of the routed repositories
+are used, and steps or commands with a `when` trigger only when it is in the text.
 
-Pure: no I/O besides the (cached) knowledge base; the user's own text is never
-echoed back, only values extracted by strict patterns.
+`triage(...)` turns that into a short Markdown answer: a conclusion only when a
+signature matched, otherwise one honest line; then the lookups that hit, next
+steps (troubleshooting only), code locations (code questions), passages from the
+knowledge index, and each product's FAQ/docs link. The full checklist and the
+what-to-send list come on request (`triage_details`, the `details` command).
+
+Pure: no I/O besides the (cached) knowledge base and product facts; the user's
+text is never echoed back, only values extracted by strict patterns.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal
 
+from core.index.passage import Passage
 from core.knowledge_base import (
     Chip,
     ChecklistItem,
+    CodeMapEntry,
+    Command,
+    EnvVar,
     ErrorCode,
     Incompatibility,
     KnowledgeBase,
+    MainBranch,
     MatrixRow,
+    Note,
     ProblemPattern,
     TextFact,
     load_knowledge_base,
 )
 from core.messages import Language, Source
-from core.signals import Signals, extract_signals
+from core.signals import Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
+from core.triage_texts import Text
 
 VerdictStatus = Literal["match", "mismatch", "unknown", "info", "expected"]
+QuestionKind = Literal["problem", "howto", "code"]
 
+VLLM_ASCEND = "vllm-project/vllm-ascend"
 MAX_PATTERNS = 2
+MAX_STEPS = 4
+MAX_COMMANDS = 4
+MAX_PASSAGES = 3
+MAX_PRODUCT_FACTS = 4
+PASSAGE_CHARS = 320
 _ASCII_EDGE = re.compile(r"[A-Za-z0-9]")
+# Packages whose versions are never vllm-ascend / vLLM versions.
+_OTHER_PACKAGES = ("cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "driver")
+_CODE_QUESTION = re.compile(
+    r"(?<![A-Za-z])where(?: is| are| does| do|'s)?\b.{0,60}?\b(?:implemented|defined|located|registered|code|file|class|entry)"
+    r"|which (?:file|module|class|function|directory)|in (?:which|what) (?:file|module)|source (?:file|location)|code location"
+    r"|在哪(?:个|里|儿)?(?:文件|实现|定义|注册|目录|模块)?|哪个(?:文件|模块|类|函数|目录)|代码(?:在|位置)|源码(?:在|位置)|入口在|实现在",
+    re.IGNORECASE,
+)
+_PLACEHOLDERS = {"<vllm-version>": "vllm", "<vllm-ascend-version>": "vllm-ascend"}
 
 
 # ------------------------------------------------------------------ results
@@ -44,7 +73,7 @@ class VersionVerdict:
     """One comparison against the compatibility matrix.
 
     component: vllm | cann | torch | torch_npu | python | vllm-ascend.
-    For status "info", `expected` lists vllm-ascend releases that fit `found` (a vLLM version).
+    For status "info", `expected` lists vllm-ascend releases whose row holds `found` (a vLLM version).
     """
 
     status: VerdictStatus
@@ -54,6 +83,15 @@ class VersionVerdict:
     vllm_ascend: str
     row: MatrixRow | None
     sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VersionLookup:
+    """A version named without (or beside) a package: its vllm-ascend row, the rows holding it as vLLM, or none."""
+
+    version: str
+    row: MatrixRow | None
+    vllm_rows: tuple[MatrixRow, ...]
 
 
 @dataclass(frozen=True)
@@ -67,7 +105,17 @@ class DiagnosticReport:
     chips: tuple[Chip, ...]
     checklist: tuple[ChecklistItem, ...]
     sources: tuple[Source, ...]
-    policy: TextFact | None = None  # the matrix rule, when a version verdict needs it
+    policy: TextFact | None = None
+    repos: tuple[str, ...] = ()
+    env_vars: tuple[EnvVar, ...] = ()
+    version_lookups: tuple[VersionLookup, ...] = ()
+    main_branch: MainBranch | None = None
+    code_entries: tuple[CodeMapEntry, ...] = ()
+    product_facts: tuple[Any, ...] = ()
+    signature_patterns: tuple[ProblemPattern, ...] = ()  # patterns matched by a keyword or error code
+    kind: QuestionKind = "howto"
+    text_low: str = field(default="", repr=False)
+    named_chips: tuple[str, ...] = ()  # chips worth a lookup line: named in this message, or not plainly supported
 
     @property
     def is_problem(self) -> bool:
@@ -80,17 +128,31 @@ class DiagnosticReport:
         )
 
     @property
-    def has_findings(self) -> bool:
+    def has_lookups(self) -> bool:
         return bool(
-            self.error_codes or self.unknown_codes or self.patterns or self.incompatibilities
-            or self.version_verdicts or self.chips
+            self.error_codes or self.unknown_codes or self.env_vars or self.version_verdicts or self.version_lookups
+            or self.main_branch or self.chips or self.product_facts or self.incompatibilities
         )
 
+    @property
+    def has_findings(self) -> bool:
+        return self.has_lookups or bool(self.patterns or self.code_entries)
+
     def to_markdown(self, language: Language) -> str:
-        """The findings as Markdown, each with its sources (for the research agent's tool)."""
-        t = _Text(language)
+        """The findings as Markdown with sources, each entry labelled with its products (for the research tool)."""
+        t = Text(language)
+        kb = load_knowledge_base()
         parts = [_render_signals(self.signals, t)]
-        parts += _render_findings(self, t)
+        lookups = _lookup_lines(self, t, kb, label=True)
+        if lookups:
+            parts.append("\n".join(f"- {line}" for _, line, _ in lookups))
+        if self.patterns:
+            lines = []
+            for p in self.patterns:
+                causes = t("list_sep").join(n.text(t.language) for n in _notes(p.causes, self))
+                lines.append(f"- **{p.title(t.language)}** {_label(p.products, kb, t)}: {t('causes', text=causes)}")
+                lines += [f"   - {n.text(t.language)}" for n in _notes(p.steps, self)]
+            parts.append(t("patterns_heading") + "\n" + "\n".join(lines))
         if not self.has_findings:
             parts.append(t("no_findings"))
         if self.sources:
@@ -103,173 +165,7 @@ class TriageResult:
     text: str  # Markdown
     sources: tuple[Source, ...]
     signals: Signals
-
-
-# ---------------------------------------------------------------- templates
-
-_T: dict[str, tuple[str, str]] = {
-    "conclusion": ("**Conclusion:** ", "**结论：**"),
-    "c_version": (
-        "The most likely cause is version misalignment: vllm-ascend {va} expects vLLM {expected}, but you run vLLM {found}. "
-        "Align both to one row of the compatibility matrix before debugging anything else.",
-        "最可能的原因是版本不配套：vllm-ascend {va} 需要 vLLM {expected}，而你使用的是 vLLM {found}。"
-        "请先把二者对齐到兼容矩阵的同一行，再排查其他问题。",
-    ),
-    "c_incompat": (
-        "Your setup hits a combination known to break on vllm-ascend: {title}. {workaround}",
-        "你的配置命中了 vllm-ascend 上已知有问题的组合：{title}。{workaround}",
-    ),
-    "c_chip": (
-        "Your hardware ({chip}) is not supported by vllm-ascend, so this setup is expected to fail.",
-        "你的硬件（{chip}）不被 vllm-ascend 支持，这种配置本身就无法正常工作。",
-    ),
-    "c_code": (
-        "Error {code} ({name}) points to {layer}. {step}",
-        "错误码 {code}（{name}）指向{layer}。{step}",
-    ),
-    "c_other_version": (
-        "Your {component} {found} differs from the {expected} pinned for vllm-ascend {va}; align it first, as version drift is the most common root cause.",
-        "你的 {component} {found} 与 vllm-ascend {va} 固定的 {expected} 不一致；请先对齐，版本不配套是最常见的根因。",
-    ),
-    "c_unknown_version": (
-        "vllm-ascend {va} is not in the bundled compatibility matrix, so version alignment cannot be checked offline; confirm it against the versioning policy first.",
-        "vllm-ascend {va} 不在内置的兼容矩阵中，无法离线核对版本配套；请先对照版本策略文档确认。",
-    ),
-    "c_pattern": (
-        "This looks like **{title}**; the usual causes are {causes}.",
-        "这看起来属于**{title}**；常见原因是{causes}。",
-    ),
-    "c_pattern_howto": (
-        "The closest built-in notes are on **{title}** (below); step-by-step instructions for your exact case need the full research mode.",
-        "内置知识库中最相关的是下面关于**{title}**的说明；针对你具体情况的逐步指导需要完整研究模式。",
-    ),
-    "c_nothing_error": (
-        "No specific failure signature found in your message. Start with the quick diagnostic checklist below and send the environment details listed at the end.",
-        "你的消息中没有找到明确的故障特征。请先按下面的快速排查清单检查，并提供文末列出的环境信息。",
-    ),
-    "c_nothing": (
-        "The built-in knowledge base has no specific entry for this question; below is where to look and what to check.",
-        "内置知识库中没有针对这个问题的具体条目；下面列出该去哪里查、需要检查什么。",
-    ),
-    "or": (" or ", "或"),
-    "list_sep": ("; ", "；"),
-    "colon": (": ", "："),
-    "paren": (" ({text})", "（{text}）"),
-    "title_end": (". ", "。"),
-    "repos": ("**Where to look:**", "**相关仓库：**"),
-    "no_repos": ("No repository was determined for this question.", "尚未确定这个问题涉及的仓库。"),
-    "detected": ("**Detected:** ", "**识别到：**"),
-    "nothing_detected": ("**Detected:** nothing specific (no versions, chips or error codes).", "**识别到：**无具体信息（没有版本、芯片或错误码）。"),
-    "chips": ("chip", "芯片"),
-    "codes": ("error codes", "错误码"),
-    "features": ("features", "特性"),
-    "sep": (" · ", " · "),
-    "version_heading": ("### Version alignment", "### 版本配套"),
-    "v_match": ("OK: vLLM {found} matches vllm-ascend {va}.", "一致：vLLM {found} 与 vllm-ascend {va} 配套。"),
-    "v_mismatch_vllm": (
-        "**Mismatch:** vllm-ascend {va} expects vLLM **{expected}**, you have vLLM **{found}**. That release row also pins {row}.",
-        "**不配套：**vllm-ascend {va} 需要 vLLM **{expected}**，你使用的是 vLLM **{found}**。该版本行还固定了 {row}。",
-    ),
-    "v_match_other": ("OK: {component} {found} matches the row of vllm-ascend {va}.", "一致：{component} {found} 与 vllm-ascend {va} 所在行一致。"),
-    "v_mismatch_other": (
-        "**Mismatch:** {component} {found} differs from **{expected}** in the row of vllm-ascend {va}.",
-        "**不一致：**{component} {found} 与 vllm-ascend {va} 所在行的 **{expected}** 不同。",
-    ),
-    "v_python": (
-        "**Mismatch:** Python {found} is outside {expected} required by vllm-ascend {va}.",
-        "**不满足：**Python {found} 不在 vllm-ascend {va} 要求的 {expected} 范围内。",
-    ),
-    "v_python_ok": ("OK: Python {found} is within {expected}.", "一致：Python {found} 在 {expected} 范围内。"),
-    "v_unknown": (
-        "**Unknown:** vllm-ascend {found} is not in the bundled compatibility matrix (it covers v0.7.3 to v{newest}). Check the release notes and `docs/source/community/versioning_policy.md`; a main-branch build must use the vLLM commit in `.github/vllm-main-verified.commit`.",
-        "**未知：**vllm-ascend {found} 不在内置的兼容矩阵中（覆盖 v0.7.3 至 v{newest}）。请查看 release notes 和 `docs/source/community/versioning_policy.md`；main 分支构建必须使用 `.github/vllm-main-verified.commit` 中的 vLLM commit。",
-    ),
-    "v_info": (
-        "vLLM {found} pairs with vllm-ascend {expected} (send your vllm-ascend version to check the rest).",
-        "vLLM {found} 对应的 vllm-ascend 版本是 {expected}（请提供 vllm-ascend 版本以核对其余组件）。",
-    ),
-    "v_expected": (
-        "vllm-ascend {va} pairs with vLLM **{expected}**; its row pins {row}.",
-        "vllm-ascend {va} 对应 vLLM **{expected}**；该版本行固定了 {row}。",
-    ),
-    "v_info_none": (
-        "vLLM {found} has no vllm-ascend release in the bundled matrix; pick a vLLM version that appears in the matrix.",
-        "内置矩阵中没有与 vLLM {found} 对应的 vllm-ascend 版本；请选择矩阵中出现的 vLLM 版本。",
-    ),
-    "v_policy": ("Rule: {text}", "规则：{text}"),
-    "row": ("CANN {cann}, torch {torch} / torch_npu {torch_npu}, Python >={pmin},<{pmax}", "CANN {cann}、torch {torch} / torch_npu {torch_npu}、Python >={pmin},<{pmax}"),
-    "codes_heading": ("### Error codes", "### 错误码"),
-    "code_layer": ("Layer: {layer}.", "层次：{layer}。"),
-    "code_unknown": (
-        "`{code}`: not in the built-in table; search the repository's issues for this code together with the operator or model name.",
-        "`{code}`：不在内置错误码表中；请在仓库 issue 中用该错误码加算子名或模型名搜索。",
-    ),
-    "incompat_heading": ("### Known problematic feature combinations", "### 已知有问题的特性组合"),
-    "workaround": ("Workaround: {text}", "规避方法：{text}"),
-    "patterns_heading": ("### Likely problem patterns", "### 可能的问题类型"),
-    "causes": ("Likely causes: {text}.", "可能原因：{text}。"),
-    "next_steps": ("Next steps:", "下一步："),
-    "hardware_heading": ("### Hardware", "### 硬件"),
-    "chip_line": ("**{id}** ({family}, {support}): {notes}", "**{id}**（{family}，{support}）：{notes}"),
-    "support_supported": ("supported", "支持"),
-    "support_experimental": ("experimental", "实验性支持"),
-    "support_unsupported": ("not supported", "不支持"),
-    "support_images": ("images available", "已有镜像"),
-    "checklist_heading": ("### Quick diagnostic checklist", "### 快速排查清单"),
-    "send_heading": ("### What to send next", "### 请提供以下信息"),
-    "send_collect_env": (
-        "Output of `{command}`. {where} Fields that matter: {fields}.",
-        "`{command}` 的输出。{where}重点字段：{fields}。",
-    ),
-    "send_generic": (
-        "Versions of {repos}, CANN, torch / torch_npu and the NPU driver (`npu-smi info`).",
-        "{repos}、CANN、torch / torch_npu 及 NPU 驱动（`npu-smi info`）的版本。",
-    ),
-    "send_chip": ("Your chip / server model (e.g. Atlas 800I A2 = 910B, Atlas 800I A3 = 910C, Atlas 300I Duo = 310P).", "芯片 / 服务器型号（例如 Atlas 800I A2 = 910B，Atlas 800I A3 = 910C，Atlas 300I Duo = 310P）。"),
-    "footer": (
-        "_Offline quick triage from the built-in knowledge base. Full research (DeepWiki, GitHub/GitCode issues, source code) needs `ANTHROPIC_API_KEY` to be configured._",
-        "_以上为基于内置知识库的离线快速排查。完整研究（DeepWiki、GitHub/GitCode Issue、源码检索）需要配置 `ANTHROPIC_API_KEY`。_",
-    ),
-    "no_findings": ("No known error code, problem pattern, incompatible combination or version issue matched.", "没有匹配到已知的错误码、问题类型、不兼容组合或版本问题。"),
-    "sources_heading": ("Sources:", "来源："),
-    "signals_none": ("Signals: none detected.", "识别信息：无。"),
-    "signals_prefix": ("Signals: ", "识别信息："),
-}
-
-_FEATURE_NAMES = {
-    "graph_mode": "graph mode", "aclgraph": "ACLGraph", "full_decode_only": "FULL_DECODE_ONLY", "torchair": "torchair",
-    "enforce_eager": "--enforce-eager", "mtp": "MTP", "speculative": "speculative decoding", "eagle": "EAGLE",
-    "nz": "NZ layout", "nz_off": "NZ off", "quantization": "quantization", "w8a8": "W8A8", "w4a8": "W4A8", "w4a4": "W4A4",
-    "pd_disaggregation": "PD disaggregation", "mooncake": "Mooncake", "lora": "LoRA", "multimodal": "multimodal",
-    "oom": "OOM", "garbled_output": "garbled output", "multi_node": "multi-node", "hccl": "HCCL",
-    "rl_training": "RL training", "mla": "MLA", "prefix_caching": "prefix caching", "fp16": "fp16",
-    "async_scheduling": "async scheduling", "moe": "MoE",
-}
-_FEATURE_NAMES_ZH = {
-    "graph_mode": "图模式", "speculative": "投机推理", "nz": "NZ 格式", "nz_off": "关闭 NZ", "quantization": "量化",
-    "pd_disaggregation": "PD 分离", "multimodal": "多模态", "oom": "显存不足", "garbled_output": "输出乱码",
-    "multi_node": "多机", "rl_training": "强化学习训练", "prefix_caching": "前缀缓存", "async_scheduling": "异步调度",
-}
-# Tokens that describe the message rather than the setup; not worth listing.
-_HIDDEN_FEATURES = {"error", "install", "max_model_len", "mla_head_check"}
-_PACKAGE_NAMES = {
-    "vllm": "vLLM", "vllm-ascend": "vllm-ascend", "cann": "CANN", "torch": "torch", "torch_npu": "torch_npu",
-    "transformers": "transformers", "python": "Python", "mindie": "MindIE", "triton-ascend": "triton-ascend", "driver": "driver",
-}
-
-
-class _Text:
-    def __init__(self, language: Language) -> None:
-        self.language: Language = "zh" if language == "zh" else "en"
-        self.index = 1 if self.language == "zh" else 0
-
-    def __call__(self, key: str, **values: object) -> str:
-        return _T[key][self.index].format(**values)
-
-    def feature(self, token: str) -> str:
-        if self.language == "zh" and token in _FEATURE_NAMES_ZH:
-            return _FEATURE_NAMES_ZH[token]
-        return _FEATURE_NAMES.get(token, token)
+    report: DiagnosticReport | None = None
 
 
 # ----------------------------------------------------------- version checks
@@ -278,7 +174,7 @@ class _Text:
 def _norm_version(v: str) -> str:
     v = v.strip().lower()
     v = v[1:] if v.startswith("v") else v
-    return v.split("+", 1)[0]
+    return v.split("+", 1)[0].replace(".rc", "rc")
 
 
 def _norm_cann(v: str) -> str:
@@ -296,7 +192,7 @@ def _find_row(kb: KnowledgeBase, vllm_ascend: str) -> MatrixRow | None:
 
 
 def check_versions(signals: Signals, kb: KnowledgeBase) -> tuple[VersionVerdict, ...]:
-    """Compare the versions in a message with the vllm-ascend compatibility matrix."""
+    """Compare the versions in a message with the vllm-ascend compatibility matrix (same row = compatible)."""
     va, vllm = signals.version("vllm-ascend"), signals.version("vllm")
     policy = kb.matrix.policy.source
     out: list[VersionVerdict] = []
@@ -336,6 +232,23 @@ def check_versions(signals: Signals, kb: KnowledgeBase) -> tuple[VersionVerdict,
     return tuple(out)
 
 
+def _version_lookups(text: str, signals: Signals, verdicts: tuple[VersionVerdict, ...], kb: KnowledgeBase) -> tuple[VersionLookup, ...]:
+    """Bare versions (pairs like "v0.11.0rc1 和 v0.11.0") not already checked and not another package's."""
+    covered = {_norm_version(v.found) for v in verdicts if v.found} | {v.vllm_ascend for v in verdicts if v.vllm_ascend}
+    others = {_norm_version(signals.version(p) or "") for p in _OTHER_PACKAGES} - {""}
+    out = []
+    for version in find_versions(text):
+        v = _norm_version(version)
+        if v in covered or v in others:
+            continue
+        row = _find_row(kb, v)
+        vllm_rows = tuple(r for r in kb.matrix.rows if v in r.vllm)
+        out.append(VersionLookup(v, row, vllm_rows))
+        if len(out) == 4:
+            break
+    return tuple(out)
+
+
 # ------------------------------------------------------------- matching
 
 @dataclass(frozen=True)
@@ -362,227 +275,347 @@ def _ascii_alnum(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
 
 
-_PATTERN_CACHE: dict[int, tuple[KnowledgeBase, tuple[tuple[ProblemPattern, tuple[_Keyword, ...]], ...]]] = {}
+def _keywords(words: Iterable[str]) -> tuple[_Keyword, ...]:
+    clean = sorted({w.strip().lower() for w in words if w.strip()})
+    return tuple(_Keyword(w, bool(_ASCII_EDGE.match(w[0])), bool(_ASCII_EDGE.match(w[-1]))) for w in clean)
 
 
-def _compiled_patterns(kb: KnowledgeBase) -> tuple[tuple[ProblemPattern, tuple[_Keyword, ...]], ...]:
+_PATTERN_CACHE: dict[int, tuple[KnowledgeBase, tuple[tuple[ProblemPattern, tuple[_Keyword, ...], frozenset[str]], ...]]] = {}
+
+
+def _compiled_patterns(kb: KnowledgeBase) -> tuple[tuple[ProblemPattern, tuple[_Keyword, ...], frozenset[str]], ...]:
     cached = _PATTERN_CACHE.get(id(kb))
     if cached is not None and cached[0] is kb:
         return cached[1]
     compiled = []
     for p in kb.patterns:
-        words = {w.strip().lower() for w in p.keywords_en + p.keywords_zh if w.strip()}
-        keywords = tuple(
-            _Keyword(w, bool(_ASCII_EDGE.match(w[0])), bool(_ASCII_EDGE.match(w[-1]))) for w in sorted(words)
-        )
-        compiled.append((p, keywords))
+        flags = frozenset(f for c in p.commands for f in find_flags(c.run))
+        compiled.append((p, _keywords(p.keywords_en + p.keywords_zh), flags))
     result = tuple(compiled)
     _PATTERN_CACHE[id(kb)] = (kb, result)
     return result
 
 
-def _match_patterns(text: str, signals: Signals, kb: KnowledgeBase) -> tuple[ProblemPattern, ...]:
+def _in_scope(products: Sequence[str], repos: tuple[str, ...]) -> bool:
+    """An entry applies when it names one of the routed repositories (any entry when none was routed)."""
+    return not repos or any(p in repos for p in products)
+
+
+def _match_patterns(
+    text: str, low: str, signals: Signals, kb: KnowledgeBase, repos: tuple[str, ...]
+) -> tuple[tuple[ProblemPattern, ...], tuple[ProblemPattern, ...]]:
     tokens = signals.tokens
-    low = text.lower()
+    flags = set(find_flags(text))
     scored = []
-    for index, (pattern, keywords) in enumerate(_compiled_patterns(kb)):
-        score = sum(1 for f in pattern.features if f in tokens)
-        score += sum(2 for c in pattern.error_codes if c in signals.error_codes)
-        score += sum(1 for k in keywords if k.found_in(low))
+    for index, (pattern, keywords, pattern_flags) in enumerate(_compiled_patterns(kb)):
+        if not _in_scope(pattern.products, repos):
+            continue
+        strong = sum(2 for c in pattern.error_codes if c in signals.error_codes)
+        strong += sum(1 for k in keywords if k.found_in(low))
+        strong += len(flags & pattern_flags)
+        score = strong + sum(1 for f in pattern.features if f in tokens)
         if score:
-            scored.append((-score, index, pattern))
+            scored.append((-score, index, pattern, strong > 0))
     scored.sort(key=lambda item: (item[0], item[1]))
-    return tuple(p for _, _, p in scored[:MAX_PATTERNS])
+    top = scored[:MAX_PATTERNS]
+    return tuple(p for _, _, p, _ in top), tuple(p for _, _, p, strong in top if strong)
 
 
-def _match_checklist(signals: Signals, kb: KnowledgeBase) -> tuple[ChecklistItem, ...]:
+def _match_checklist(signals: Signals, kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[ChecklistItem, ...]:
     tokens = signals.tokens
-    return tuple(item for item in kb.checklist if any(t in tokens for t in item.triggers))
+    return tuple(item for item in kb.checklist if _in_scope(item.products, repos) and any(t in tokens for t in item.triggers))
 
 
-def diagnose(text: str, *, known_env: dict[str, str] | None = None, kb: KnowledgeBase | None = None) -> DiagnosticReport:
-    """Match a message against the knowledge base; every finding keeps its sources."""
+def _code_entries(low: str, kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[CodeMapEntry, ...]:
+    scored = []
+    for index, entry in enumerate(kb.code_map):
+        if not _in_scope(entry.products, repos):
+            continue
+        hits = sum(len(k.word) for k in _keywords(entry.keywords_en + entry.keywords_zh) if k.found_in(low))
+        if hits:
+            scored.append((-hits, index, entry))
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return tuple(e for _, _, e in scored[:3])
+
+
+def _question_kind(text: str, signals: Signals, is_problem: bool) -> QuestionKind:
+    if _CODE_QUESTION.search(text[:2000]) and not signals.error_codes:
+        return "code"
+    return "problem" if is_problem else "howto"
+
+
+def _product_facts(text: str, repos: tuple[str, ...]) -> tuple[Any, ...]:
+    """Per-product facts (core/product_facts.py) for the routed repositories; none if that module is absent or broken."""
+    if not repos:
+        return ()
+    try:
+        from core.product_facts import match_product_facts  # noqa: PLC0415 - optional knowledge
+    except ImportError:
+        return ()
+    try:
+        return tuple(match_product_facts(text, repos, limit=MAX_PRODUCT_FACTS))
+    except Exception:  # noqa: BLE001 - a broken fact file must not take the offline answer down
+        return ()
+
+
+def diagnose(
+    text: str,
+    *,
+    repos: Sequence[str] = (),
+    known_env: dict[str, str] | None = None,
+    kb: KnowledgeBase | None = None,
+) -> DiagnosticReport:
+    """Match a message against the knowledge base for `repos` (every product when empty)."""
     kb = kb or load_knowledge_base()
     if not isinstance(text, str):
         text = ""
-    signals = extract_signals(text).with_env(known_env)
+    routed = tuple(r for r in repos if kb.repository(r) is not None)
+    low = text.lower()
+    named = extract_signals(text)
+    signals = named.with_env(known_env)
+    matrix_on = _in_scope(kb.matrix.products, routed)
+
     codes, unknown = [], []
     for code in signals.error_codes:
         entry = kb.error_code(code)
         if entry is None:
             unknown.append(code)
-        elif entry not in codes:
+        elif entry not in codes and _in_scope(entry.products, routed):
             codes.append(entry)
+    names = set(find_env_names(text))
+    env_vars = tuple(v for v in kb.env_vars if v.name in names and _in_scope(v.products, routed))
+    verdicts = check_versions(signals, kb) if matrix_on else ()
+    lookups = _version_lookups(text, signals, verdicts, kb) if matrix_on else ()
+    main = kb.matrix.main_branch if matrix_on and mentions_main_branch(text) else None
     tokens = signals.tokens
-    incompat = tuple(c for c in kb.incompatibilities if c.matches(tokens))
-    verdicts = check_versions(signals, kb)
+    incompat = tuple(c for c in kb.incompatibilities if c.matches(tokens) and _in_scope(c.products, routed))
     chips = tuple(c for c in (kb.chip(cid) for cid in signals.chips) if c is not None)
-    patterns = _match_patterns(text, signals, kb)
-    checklist = _match_checklist(signals, kb)
+    named_chips = tuple(c.id for c in chips if c.id in named.chips or c.support != "supported")
+    patterns, signature = _match_patterns(text, low, signals, kb, routed)
+    checklist = _match_checklist(signals, kb, routed)
+    facts = _product_facts(text, routed)
+
+    probe = DiagnosticReport(signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, ())
+    kind = _question_kind(text, signals, probe.is_problem)
+    code_entries = _code_entries(low, kb, routed) if kind == "code" else ()
 
     refs: list[str] = []
     for v in verdicts:
         refs.extend(v.sources)
-    policy = kb.matrix.policy if any(v.status in ("mismatch", "unknown", "info") for v in verdicts) else None
-    if policy is not None:
-        refs.append(policy.source)
+    refs += [lk.row.source for lk in lookups if lk.row] + [r.source for lk in lookups for r in lk.vllm_rows]
+    versions_named = bool(verdicts or lookups)
+    policy = kb.matrix.policy if versions_named and (
+        any(v.status in ("mismatch", "unknown", "info") for v in verdicts) or lookups
+    ) else None
+    if policy is not None or any(not lk.row and not lk.vllm_rows for lk in lookups):
+        refs.append(kb.matrix.policy.source)
+    if main is not None:
+        refs.append(main.source)
     for c in codes:
         refs.extend(c.sources)
+    refs += [v.source for v in env_vars]
     for i in incompat:
         refs.extend(i.sources)
     for p in patterns:
         refs.extend(p.sources)
-    for chip in chips:
-        refs.append(chip.source)
     for item in checklist:
         refs.extend(item.sources)
-    sources = _sources(kb, refs)
-    return DiagnosticReport(signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy)
+    refs += [e.source for e in code_entries]
+    sources = _unique_sources([*(kb.source(ref) for ref in refs), *(_fact_source(f, kb) for f in facts)])
+    return DiagnosticReport(
+        signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy,
+        repos=routed, env_vars=env_vars, version_lookups=lookups, main_branch=main, code_entries=code_entries,
+        product_facts=facts, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
+    )
 
 
-def _sources(kb: KnowledgeBase, refs: list[str]) -> tuple[Source, ...]:
-    return _unique_sources(kb.source(ref) for ref in refs)
+def _fact_source(fact: Any, kb: KnowledgeBase) -> Source:
+    citation = getattr(fact, "citation", None)
+    if callable(citation):
+        return citation()
+    return kb.source(str(getattr(fact, "source", "")))
 
 
 def _unique_sources(sources: Iterable[Source]) -> tuple[Source, ...]:
     seen: dict[str, Source] = {}
     for source in sources:
-        seen.setdefault(source.url, source)
+        if source.url:
+            seen.setdefault(source.url, source)
     return tuple(seen.values())
+
+
+# -------------------------------------------------------------- filtering
+
+
+def _applies(products: Sequence[str], when: Sequence[str], report: DiagnosticReport) -> bool:
+    """Advice (a step or a command) needs a routed product and, if it has one, its trigger in the text."""
+    if not report.repos or not any(p in report.repos for p in products):
+        return False
+    return not when or any(w in report.text_low for w in when)
+
+
+def _notes(notes: Iterable[Note], report: DiagnosticReport) -> list[Note]:
+    # The research tool's report has no routed repositories: it shows every product's notes, labelled.
+    if not report.repos:
+        return [n for n in notes if not n.when or any(w in report.text_low for w in n.when)]
+    return [n for n in notes if _applies(n.products, n.when, report)]
+
+
+def _commands(commands: Iterable[Command], report: DiagnosticReport) -> list[str]:
+    out = []
+    for c in commands:
+        if _applies(c.products, c.when, report):
+            out.append(_fill(c.run, report.signals))
+    return out
+
+
+def _fill(run: str, signals: Signals) -> str:
+    """Put the user's own versions into placeholders; unknown values stay as placeholders."""
+    for placeholder, package in _PLACEHOLDERS.items():
+        if placeholder in run:
+            value = signals.version(package)
+            if value:
+                run = run.replace(placeholder, _norm_version(value))
+    return run
 
 
 # -------------------------------------------------------------- rendering
 
 
-def _render_signals(signals: Signals, t: _Text) -> str:
-    items = _signal_items(signals, t)
-    return t("signals_prefix") + t("sep").join(items) if items else t("signals_none")
+def _label(products: Sequence[str], kb: KnowledgeBase, t: Text) -> str:
+    names = [kb.repository(p).display_name for p in products if kb.repository(p) is not None]  # type: ignore[union-attr]
+    return t("applies_to", products=", ".join(names))
 
 
-def _signal_items(signals: Signals, t: _Text) -> list[str]:
+def _render_signals(signals: Signals, t: Text) -> str:
     items = []
     if signals.chips:
         items.append(f"{t('chips')} " + ", ".join(signals.chips))
     for pkg, version in signals.versions:
-        items.append(f"{_PACKAGE_NAMES.get(pkg, pkg)} {version}")
+        items.append(f"{pkg} {version}")
     if signals.error_codes:
         items.append(f"{t('codes')} " + ", ".join(f"`{c}`" for c in signals.error_codes))
-    shown = [t.feature(f) for f in signals.features if f not in _HIDDEN_FEATURES]
-    if signals.max_model_len is not None:
-        shown.append(f"max_model_len={signals.max_model_len}")
-    if shown:
-        joiner = "、" if t.language == "zh" else ", "
-        items.append(t("features") + t("colon") + joiner.join(shown))
-    return items
+    return t("signals_prefix") + t("sep").join(items) if items else t("signals_none")
 
 
-def _row_text(row: MatrixRow, t: _Text) -> str:
+def _row_text(row: MatrixRow, t: Text) -> str:
     return t("row", cann=row.cann, torch=row.torch, torch_npu=row.torch_npu, pmin=row.python_min, pmax=row.python_max_exclusive)
 
 
-def _render_verdict(v: VersionVerdict, t: _Text) -> str:
-    name = _PACKAGE_NAMES.get(v.component, v.component)
+_PACKAGE_NAMES = {"vllm": "vLLM", "cann": "CANN", "torch": "torch", "torch_npu": "torch_npu", "python": "Python"}
+
+
+def _render_verdict(v: VersionVerdict, t: Text, kb: KnowledgeBase) -> str:
     if v.status == "unknown":
-        return t("v_unknown", found=v.found, newest=v.expected)
+        return t("v_unknown", found=v.found, oldest=kb.matrix.rows[-1].vllm_ascend, newest=v.expected)
     if v.status == "info":
-        if v.expected:
-            return t("v_info", found=v.found, expected=v.expected)
-        return t("v_info_none", found=v.found)
+        return t("v_info", found=v.found, expected=v.expected) if v.expected else t("v_no_row", found=f"vLLM {v.found}")
     if v.status == "expected":
-        return t("v_expected", va=v.vllm_ascend, expected=v.expected, row=_row_text(v.row, t) if v.row else "")
+        return t("v_row", va=v.vllm_ascend, expected=v.expected, row=_row_text(v.row, t) if v.row else "")
     if v.component == "vllm":
         if v.status == "match":
             return t("v_match", found=v.found, va=v.vllm_ascend)
-        row = _row_text(v.row, t) if v.row else ""
-        return t("v_mismatch_vllm", va=v.vllm_ascend, expected=v.expected, found=v.found, row=row)
+        return t("v_mismatch_vllm", va=v.vllm_ascend, expected=v.expected, found=v.found, row=_row_text(v.row, t) if v.row else "")
     if v.component == "python":
-        key = "v_python_ok" if v.status == "match" else "v_python"
-        return t(key, found=v.found, expected=v.expected, va=v.vllm_ascend)
-    key = "v_match_other" if v.status == "match" else "v_mismatch_other"
-    return t(key, component=name, found=v.found, expected=v.expected, va=v.vllm_ascend)
+        return t("v_python_ok" if v.status == "match" else "v_python", found=v.found, expected=v.expected, va=v.vllm_ascend)
+    name = _PACKAGE_NAMES.get(v.component, v.component)
+    return t("v_match_other" if v.status == "match" else "v_mismatch_other", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend)
 
 
-def _commands_block(commands: tuple[str, ...] | list[str]) -> str:
-    return "```bash\n" + "\n".join(commands) + "\n```" if commands else ""
+def _render_lookup(lk: VersionLookup, t: Text) -> str:
+    if lk.row is not None:
+        return t("v_row", va=lk.row.vllm_ascend, expected=" / ".join(lk.row.vllm), row=_row_text(lk.row, t))
+    if lk.vllm_rows:
+        return t("v_info", found=lk.version, expected=", ".join(f"v{r.vllm_ascend}" for r in lk.vllm_rows))
+    return t("v_no_row", found=lk.version)
 
 
-def _render_findings(report: DiagnosticReport, t: _Text) -> list[str]:
+Line = tuple[tuple[str, ...], str]  # (products the line belongs to, Markdown)
+RefLine = tuple[tuple[str, ...], str, tuple[str, ...]]  # ... plus the knowledge-base sources behind it
+
+
+def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label: bool = False) -> list[RefLine]:
     lang = t.language
-    parts: list[str] = []
-    if report.version_verdicts:
-        lines = [f"- {_render_verdict(v, t)}" for v in report.version_verdicts]
-        if report.policy is not None:
-            lines.append(f"- {t('v_policy', text=report.policy.text(lang))}")
-        parts.append(t("version_heading") + "\n" + "\n".join(lines))
-    if report.error_codes or report.unknown_codes:
-        blocks = []
-        for c in report.error_codes:
-            steps = "\n".join(f"   {i}. {s}" for i, s in enumerate(c.steps(lang), 1))
-            block = f"- `{c.code}` {c.name}{t('colon')}{c.meaning(lang)} {t('code_layer', layer=c.layer(lang))}\n   {t('next_steps')}\n{steps}"
-            if c.commands:
-                block += "\n" + _indent(_commands_block(c.commands), "   ")
-            blocks.append(block)
-        blocks += [f"- {t('code_unknown', code=code)}" for code in report.unknown_codes]
-        parts.append(t("codes_heading") + "\n" + "\n".join(blocks))
-    if report.incompatibilities:
-        lines = [
-            f"- **{i.title(lang)}**{t('colon')}{i.explanation(lang)} {t('workaround', text=i.workaround(lang))}"
-            for i in report.incompatibilities
-        ]
-        parts.append(t("incompat_heading") + "\n" + "\n".join(lines))
-    if report.patterns:
-        blocks = []
-        for p in report.patterns:
-            steps = "\n".join(f"   {i}. {s}" for i, s in enumerate(p.steps(lang), 1))
-            block = f"- **{p.title(lang)}**{t('title_end')}{t('causes', text=t('list_sep').join(p.causes(lang)))}\n   {t('next_steps')}\n{steps}"
-            if p.commands:
-                block += "\n" + _indent(_commands_block(p.commands), "   ")
-            blocks.append(block)
-        parts.append(t("patterns_heading") + "\n" + "\n".join(blocks))
-    if report.chips:
-        lines = [
-            "- " + t("chip_line", id=c.id, family=c.family, support=t(f"support_{c.support}"), notes=c.notes(lang))
-            for c in report.chips
-        ]
-        parts.append(t("hardware_heading") + "\n" + "\n".join(lines))
-    checklist = _render_checklist(report, t)
-    if checklist:
-        parts.append(checklist)
-    return parts
+    out: list[RefLine] = []
+    matrix = kb.matrix.products
+    for v in report.version_verdicts:
+        out.append((matrix, _render_verdict(v, t, kb), v.sources))
+    for lk in report.version_lookups:
+        refs = ((lk.row.source,) if lk.row else tuple(r.source for r in lk.vllm_rows)) or (kb.matrix.policy.source,)
+        out.append((matrix, _render_lookup(lk, t), refs))
+    if report.main_branch is not None:
+        out.append((matrix, report.main_branch.text(lang), (report.main_branch.source,)))
+    if report.policy is not None:
+        out.append((matrix, t("v_policy", text=report.policy.text(lang)), (report.policy.source,)))
+    for c in report.error_codes:
+        line = t("code_line", code=c.code, name=c.name, meaning=c.meaning(lang))
+        out.append((c.products, line + (" " + _label(c.products, kb, t) if label else ""), c.sources))
+    scope_all = report.repos or tuple(r.repo for r in kb.repositories)
+    for code in report.unknown_codes:
+        out.append((scope_all, t("code_unknown", code=code), ()))
+    # A product fact about the same variable says it better (per product, with its default); show one.
+    fact_titles = " ".join(f.title_en for f in report.product_facts)
+    for v in (v for v in report.env_vars if v.name not in fact_titles):
+        line = t("env_var", name=v.name, scope=v.scope, purpose=v.purpose(lang))
+        if v.value == "user":
+            line += t("env_user_value")
+        out.append((v.products, line + (" " + _label(v.products, kb, t) if label else ""), (v.source,)))
+    for i in report.incompatibilities:
+        out.append((i.products, t("incompat_line", title=i.title(lang), explanation=i.explanation(lang), workaround=i.workaround(lang)), i.sources))
+    for chip in (c for c in report.chips if c.id in report.named_chips):
+        out.append((scope_all, t("chip_family", id=chip.id, family=chip.family, products=", ".join(chip.products[:3])), ()))
+        if _in_scope(chip.applies_to, report.repos) and chip.support != "supported":
+            out.append((chip.applies_to, t("chip_notes", id=chip.id, support=t(f"support_{chip.support}"), notes=chip.notes(lang)), (chip.source,)))
+    for f in report.product_facts:
+        out.append((tuple(f.products), f"**{f.title(lang)}**{t('colon')}{f.text(lang)}", ()))
+    return out
 
 
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
+Found = tuple[str, list[Note], list[Command], tuple[str, ...]]  # conclusion, steps, commands, sources
 
 
-def _conclusion(report: DiagnosticReport, t: _Text, kb: KnowledgeBase) -> str:
+def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
+    """The conclusion with the steps, commands and sources that belong to it, or None when no signature matched."""
     lang = t.language
+    pattern = report.signature_patterns[0] if report.signature_patterns and report.is_problem else None
+
+    def with_pattern(text: str, p: ProblemPattern | None, extra: tuple[str, ...] = ()) -> Found:
+        if p is None:
+            return text, [], [], extra
+        return text, list(p.steps), list(p.commands), extra + p.sources
+
     for v in report.version_verdicts:
         if v.component == "vllm" and v.status == "mismatch":
-            return t("c_version", va=v.vllm_ascend, expected=v.expected, found=v.found)
+            versions = next((p for p in report.patterns if "versions_given" in p.features), None)
+            return with_pattern(t("c_version", va=v.vllm_ascend, expected=v.expected, found=v.found), versions, v.sources)
     if report.incompatibilities:
         first = report.incompatibilities[0]
-        return t("c_incompat", title=first.title(lang), workaround=first.workaround(lang))
+        return with_pattern(t("c_incompat", title=first.title(lang), workaround=first.workaround(lang)), None, first.sources)
     for chip in report.chips:
-        if chip.support == "unsupported":
-            return t("c_chip", chip=f"{chip.id}, {chip.family}")
+        if chip.support == "unsupported" and report.repos and _in_scope(chip.applies_to, report.repos):
+            return with_pattern(t("c_chip", chip=f"{chip.id}, {chip.family}"), None, (chip.source,))
     if report.error_codes:
         c = report.error_codes[0]
-        return t("c_code", code=c.code, name=c.name, layer=_lower_first(c.layer(lang), lang), step=c.steps(lang)[0])
+        text = t("c_code", code=c.code, name=c.name, layer=_lower_first(c.layer(lang), lang))
+        steps, commands, refs = list(c.steps), list(c.commands), c.sources
+        if pattern is not None and len(_notes(steps, report)) < 2:
+            steps += [s for s in pattern.steps if s not in steps]
+            commands += list(pattern.commands)
+            refs += pattern.sources
+        return text, steps, commands, refs
     for v in report.version_verdicts:
         if v.status == "mismatch":
-            return t("c_other_version", component=_PACKAGE_NAMES.get(v.component, v.component), found=v.found, expected=v.expected, va=v.vllm_ascend)
+            name = _PACKAGE_NAMES.get(v.component, v.component)
+            versions = next((p for p in report.patterns if "versions_given" in p.features), None)
+            return with_pattern(t("c_other_version", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend), versions, v.sources)
         if v.status == "unknown":
-            return t("c_unknown_version", va=v.found)
-    if report.patterns:
-        p = report.patterns[0]
-        if not report.is_problem:
-            return t("c_pattern_howto", title=p.title(lang))
-        causes = t("or").join(_lower_first(c, lang) for c in p.causes(lang)[:2])
-        return t("c_pattern", title=p.title(lang), causes=causes)
-    if "error" in report.signals.tokens:
-        return t("c_nothing_error")
-    return t("c_nothing")
+            return with_pattern(t("c_unknown_version", va=v.found), None, v.sources)
+    if pattern is not None:
+        causes = _notes(pattern.causes, report)[:2]
+        if causes:
+            text = t("or").join(_lower_first(n.text(lang), lang) for n in causes)
+            return with_pattern(t("c_pattern", title=pattern.title(lang), causes=text), pattern)
+    return None
 
 
 def _lower_first(text: str, language: Language) -> str:
@@ -592,80 +625,220 @@ def _lower_first(text: str, language: Language) -> str:
     return text[0].lower() + text[1:]
 
 
-def _render_repos(repos: tuple[str, ...], t: _Text, kb: KnowledgeBase) -> tuple[str, list[str]]:
-    lines, refs = [], []
-    for name in repos:
-        repo = kb.repository(name)
-        if repo is None:
-            continue
-        lines.append(f"- [{repo.display_name}]({repo.github_url}){t('colon')}{repo.description(t.language)}")
-        refs.append(repo.source)
-    if not lines:
-        return t("no_repos"), refs
-    return t("repos") + "\n" + "\n".join(lines), refs
+def _grouped(lines: Sequence[Line] | Sequence[RefLine], repos: tuple[str, ...], t: Text, kb: KnowledgeBase, numbered: bool = False) -> str:
+    """Bullets; with several routed products, each product's part under its name (shared lines first)."""
+    def bullets(items: list[str]) -> str:
+        return "\n".join(f"{i}. {x}" if numbered else f"- {x}" for i, x in enumerate(items, 1))
+
+    pairs = [(line[0], line[1]) for line in lines]
+    if len(repos) <= 1:
+        return bullets([text for _, text in pairs])
+    shared = [text for products, text in pairs if all(r in products for r in repos)]
+    parts = [bullets(shared)] if shared else []
+    for repo in repos:
+        own = [text for products, text in pairs if repo in products and not all(r in products for r in repos)
+               and next(r for r in repos if r in products) == repo]
+        if own:
+            name = kb.repository(repo).display_name  # type: ignore[union-attr]
+            parts.append(t("product_heading", name=name) + "\n" + bullets(own))
+    return "\n".join(parts)
 
 
-def _render_checklist(report: DiagnosticReport, t: _Text) -> str:
-    if not report.checklist:
+def _steps_block(steps: list[Note], commands: list[Command], report: DiagnosticReport, t: Text, kb: KnowledgeBase) -> str:
+    shown = _notes(dict.fromkeys(steps), report)[:MAX_STEPS]
+    runs: list[str] = []
+    for c in commands:
+        if _applies(c.products, c.when, report):
+            run = _fill(c.run, report.signals)
+            if run not in runs:
+                runs.append(run)
+    if not shown and not runs:
         return ""
-    lang = t.language
-    lines = []
-    for item in report.checklist:
-        line = f"{item.number}. **{item.title(lang)}**{t('colon')}{item.body(lang)}"
-        if item.id == "sync_error_reporting" and item.commands:
-            line += "\n" + _indent(_commands_block(item.commands), "   ")
-        lines.append(line)
-    return t("checklist_heading") + "\n" + "\n".join(lines)
+    lines: list[Line] = [(n.products, n.text(t.language)) for n in shown]
+    block = t("steps") + "\n" + _grouped(lines, report.repos, t, kb, numbered=True) if lines else ""
+    if runs:
+        block += ("\n" if block else "") + "```bash\n" + "\n".join(runs[:MAX_COMMANDS]) + "\n```"
+    return block
 
 
-def _render_send_next(repos: tuple[str, ...], report: DiagnosticReport, t: _Text, kb: KnowledgeBase) -> tuple[str, list[str]]:
-    lang = t.language
-    env = kb.collect_env
-    refs: list[str] = []
-    lines = []
-    uses_vllm_ascend = not repos or "vllm-project/vllm-ascend" in repos or (
-        "vllm-project/vllm" in repos and bool(report.signals.chips)
-    )
-    if uses_vllm_ascend:
-        fields = t("list_sep").join(f"`{f.printed_as}`{t('paren', text=f.why(lang))}" for f in env.fields if f.key)
-        lines.append(f"- {t('send_collect_env', command=env.command, where=env.where(lang), fields=fields)}")
-        refs.append(env.source)
-    else:
-        names = [kb.repository(r).display_name for r in repos if kb.repository(r) is not None]
-        lines.append(f"- {t('send_generic', repos=', '.join(names))}")
-    if not report.signals.chips:
-        lines.append(f"- {t('send_chip')}")
-    if report.is_problem:
-        lines += [f"- {item}" for item in env.also_ask(lang)]
-    return t("send_heading") + "\n" + "\n".join(lines), refs
+_TERM = re.compile(r"[A-Za-z][A-Za-z0-9_\-.]{2,40}|[\u4e00-\u9fff]{2,8}")
+_STOP = frozenset(
+    "the and for with how what does this that from are can not use using when why which where into there have has you your "
+    "是否 怎么 如何 什么 为什么 可以 哪个 问题".split()
+)
+
+
+def _question_terms(text: str) -> set[str]:
+    terms = set()
+    for m in _TERM.finditer(text[:4000]):
+        word = m.group(0).lower()
+        if word in _STOP:
+            continue
+        if word.isascii():
+            terms.add(word)
+        else:  # Chinese runs: their 2-character pieces, so 量化配置 meets 量化
+            terms.update(word[i : i + 2] for i in range(len(word) - 1))
+    return terms
+
+
+def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHARS) -> str:
+    """The passage lines that share the question's terms (the first lines when none do), within `limit`."""
+    lines = [ln.strip() for ln in passage.text.splitlines() if ln.strip() and not ln.strip().startswith("```")]
+    scored = [(sum(1 for term in terms if term in ln.lower()), i, ln) for i, ln in enumerate(lines)]
+    hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
+    chosen = sorted(hits, key=lambda s: s[1]) if hits else scored[:2]
+    out, size = [], 0
+    for _, _, ln in chosen:
+        if size + len(ln) > limit:
+            if not out:
+                out.append(ln[: limit - 1] + "…")
+            break
+        out.append(ln)
+        size += len(ln) + 3
+    return " … ".join(out)
+
+
+def _passages_block(passages: Sequence[Passage], text: str, t: Text) -> tuple[str, list[Source]]:
+    chosen = [p for p in passages if isinstance(p, Passage)][:MAX_PASSAGES]
+    if not chosen:
+        return "", []
+    terms = _question_terms(text)
+    lines, sources = [], []
+    for p in chosen:
+        excerpt = passage_excerpt(p, terms).replace("`", "'")
+        lines.append(f"- **{p.title}** ({p.repo}: `{p.path}`)\n  > {excerpt}")
+        sources.append(Source(title=f"{p.repo}: {p.path}", url=p.url))
+    return t("passages") + "\n" + "\n".join(lines), sources
+
+
+def _docs_line(repos: tuple[str, ...], t: Text, kb: KnowledgeBase) -> tuple[str, list[Source]]:
+    links, sources = [], []
+    for repo in repos:
+        doc = kb.doc(repo)
+        if doc is None:
+            continue
+        src = kb.source(doc.source)
+        links.append(f"[{doc.title(t.language)}]({src.url})")
+        sources.append(Source(doc.title(t.language), src.url))
+    return (t("more") + " · ".join(links) if links else ""), sources
+
+
+def _code_block(report: DiagnosticReport, t: Text) -> str:
+    if not report.code_entries:
+        return ""
+    lines = [f"- {', '.join(f'`{p}`' for p in e.paths[:3])}{t('colon')}{e.purpose(t.language)}" for e in report.code_entries]
+    return t("where") + "\n" + "\n".join(lines)
 
 
 def triage(
-    question: str,
-    decision_repos: tuple[str, ...],
+    text: str,
+    repos: Sequence[str],
     language: Language,
-    *,
     known_env: dict[str, str] | None = None,
+    passages: Sequence[Passage] = (),
+    *,
     kb: KnowledgeBase | None = None,
 ) -> TriageResult:
-    """A complete offline answer in Markdown, in the user's language."""
+    """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge."""
     kb = kb or load_knowledge_base()
-    t = _Text(language)
-    report = diagnose(question, known_env=known_env, kb=kb)
+    t = Text(language)
+    question = text if isinstance(text, str) else ""
+    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb)
+    routed = report.repos
 
-    repos_text, repo_refs = _render_repos(tuple(decision_repos), t, kb)
-    detected = _signal_items(report.signals, t)
-    detected_text = t("detected") + t("sep").join(detected) if detected else t("nothing_detected")
-    send_text, send_refs = _render_send_next(tuple(decision_repos), report, t, kb)
+    parts: list[str] = []
+    refs: list[str] = []
+    found = _conclusion(report, t) if routed and report.kind == "problem" else None
+    if found is not None:
+        conclusion, steps, commands, found_refs = found
+        parts.append(t("conclusion") + conclusion)
+        refs += found_refs
+    else:
+        steps, commands = [], []
+    lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
+    if found is None:
+        parts.append(t("nothing_with_lookups") if lookups or report.code_entries else t("nothing"))
+    if lookups:
+        parts.append(t("lookups") + "\n" + _grouped(lookups, routed, t, kb))
+        refs += [ref for line in lookups for ref in line[2]]
+    if found is not None:
+        parts.append(_steps_block(steps, commands, report, t, kb))
+    parts.append(_code_block(report, t))
+    refs += [e.source for e in report.code_entries]
+    passage_text, passage_sources = _passages_block(passages, question, t)
+    if passage_text:
+        parts.append(passage_text)
+    elif found is None and not lookups and not report.code_entries:
+        parts.append(t("nothing_passages"))
+    docs_text, doc_sources = _docs_line(routed, t, kb)
+    parts.append(docs_text)
+    if report.kind == "problem" and routed:
+        parts.append(t("details_hint"))
+    parts.append(t("footer"))
 
-    parts = [
-        t("conclusion") + _conclusion(report, t, kb),
-        repos_text,
-        detected_text,
-        *_render_findings(report, t),
-        send_text,
-        t("footer"),
-    ]
-    text = "\n\n".join(p for p in parts if p)
-    sources = _unique_sources((*report.sources, *_sources(kb, repo_refs + send_refs)))
-    return TriageResult(text=text, sources=sources, signals=report.signals)
+    answer = "\n\n".join(p for p in parts if p)
+    fact_sources = [_fact_source(f, kb) for f in report.product_facts if any(r in f.products for r in routed)]
+    sources = _unique_sources([*(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
+    return TriageResult(text=answer, sources=sources, signals=report.signals, report=report)
+
+
+# --------------------------------------------------------------- details
+
+
+def triage_details(
+    text: str,
+    repos: Sequence[str],
+    language: Language,
+    known_env: dict[str, str] | None = None,
+    *,
+    kb: KnowledgeBase | None = None,
+) -> TriageResult:
+    """The full checklist and the what-to-send list for the routed products (the `details` command)."""
+    kb = kb or load_knowledge_base()
+    t = Text(language)
+    lang = t.language
+    question = text if isinstance(text, str) else ""
+    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb)
+    routed = report.repos
+    refs: list[str] = []
+    parts = [t("details_title")]
+
+    items = [i for i in kb.checklist if routed and _in_scope(i.products, routed)]
+    if items:
+        lines: list[Line] = []
+        for item in items:
+            line = f"**{item.title(lang)}**{t('colon')}{item.body(lang)}"
+            runs = _commands(item.commands, report)
+            if runs:
+                line += " " + " ".join(f"`{r}`" for r in runs)
+            lines.append((item.products, line))
+            refs.extend(item.sources)
+        parts.append(t("checklist_heading") + "\n" + _grouped(lines, routed, t, kb, numbered=True))
+    else:
+        names = ", ".join(kb.repository(r).display_name for r in routed) or "-"  # type: ignore[union-attr]
+        parts.append(t("checklist_heading") + "\n" + t("no_checklist", repos=names))
+
+    send: list[Line] = []
+    env = kb.collect_env
+    if _in_scope(env.products, routed) and routed:
+        fields = t("list_sep").join(f"`{f.printed_as}`" for f in env.fields if f.key)
+        send.append((env.products, t("send_collect_env", command=env.command, where=env.where(lang), fields=fields)))
+        refs.append(env.source)
+    for s in kb.send_items:
+        if not routed or not _in_scope(s.products, routed):
+            continue
+        if s.problem_only and report.kind != "problem" and not report.is_problem:
+            continue
+        if s.id == "chip" and report.signals.chips:
+            continue
+        product = next((kb.repository(r).display_name for r in routed if r in s.products), "")  # type: ignore[union-attr]
+        send.append((s.products, s.text(lang).replace("{product}", product)))
+        if s.source:
+            refs.append(s.source)
+    if send:
+        parts.append(t("send_heading") + "\n" + _grouped(send, routed, t, kb))
+    docs_text, doc_sources = _docs_line(routed, t, kb)
+    parts.append(docs_text)
+    answer = "\n\n".join(p for p in parts if p)
+    sources = _unique_sources([*(kb.source(r) for r in refs), *doc_sources])
+    return TriageResult(text=answer, sources=sources, signals=report.signals, report=report)

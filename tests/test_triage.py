@@ -9,7 +9,7 @@ import pytest
 
 from core.knowledge_base import KNOWLEDGE_DIR, KnowledgeBaseError, load_knowledge_base
 from core.messages import Source
-from core.triage import DiagnosticReport, check_versions, diagnose, triage
+from core.triage import DiagnosticReport, check_versions, diagnose, triage, triage_details
 from core.signals import extract_signals
 
 VLLM_ASCEND = "vllm-project/vllm-ascend"
@@ -29,7 +29,7 @@ def test_version_mismatch_verdict_in_conclusion_with_matrix_source() -> None:
     r = triage(q, (VLLM_ASCEND,), "en")
     conclusion = r.text.split("\n\n", 1)[0]
     assert conclusion.startswith("**Conclusion:**")
-    assert "version misalignment" in conclusion
+    assert "Version misalignment" in conclusion
     assert "vLLM 0.9.1" in conclusion and "vLLM 0.11.0" in conclusion
     assert "**Mismatch:**" in r.text
     assert "CANN 8.2.RC1" in r.text  # the row's other pins are shown
@@ -40,13 +40,35 @@ def test_matching_versions_are_confirmed_not_flagged() -> None:
     kb = load_knowledge_base()
     verdicts = check_versions(extract_signals("vllm 0.11.0, vllm-ascend 0.11.0, CANN 8.3.RC2, torch_npu 2.7.1.post1"), kb)
     assert [(v.component, v.status) for v in verdicts] == [("vllm", "match"), ("cann", "match"), ("torch_npu", "match")]
-    assert "version misalignment" not in triage("vllm 0.11.0 and vllm-ascend 0.11.0 crash with error", (VLLM_ASCEND,), "en").text
+    assert "Version misalignment" not in triage("vllm 0.11.0 and vllm-ascend 0.11.0 crash with error", (VLLM_ASCEND,), "en").text
 
 
-def test_rc_release_maps_to_the_vllm_final_release() -> None:
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("vllm-ascend v0.18.0rc1 with vllm v0.18.0", "match"),
+        # The rule is "the same row", not "the same number" (issue 12): these rows pair different numbers.
+        ("vllm-ascend v0.14.0rc1 with vllm v0.14.1", "match"),
+        ("vllm-ascend v0.14.0rc1 with vllm v0.14.0", "mismatch"),
+        ("vllm-ascend 0.11.0rc0 with vllm 0.11.0rc3", "match"),
+        ("vllm-ascend 0.8.5rc1 with vllm 0.8.5.post1", "match"),
+    ],
+)
+def test_compatibility_is_the_same_row_of_the_matrix(text: str, status: str) -> None:
+    (v,) = check_versions(extract_signals(text), load_knowledge_base())
+    assert v.status == status
+
+
+def test_policy_wording_states_the_same_row_rule() -> None:
     kb = load_knowledge_base()
-    (v,) = check_versions(extract_signals("vllm-ascend v0.18.0rc1 with vllm v0.18.0"), kb)
-    assert (v.status, v.expected) == ("match", "0.18.0")
+    for language in ("en", "zh"):
+        policy = kb.matrix.policy.text(language)  # type: ignore[arg-type]
+        assert "0.14.1" in policy and "0.11.0rc3" in policy and "0.8.5.post1" in policy
+    for name in ("checklist.json", "collect_env.json", "problem_patterns.json", "version_matrix.json"):
+        raw = (KNOWLEDGE_DIR / name).read_text(encoding="utf-8")
+        for wrong in ("1:1", "final release", "一一对应", "正式版", "cmake>=3.26.1"):
+            assert wrong not in raw, (name, wrong)
+    assert "cmake>=3.26 not found" in (KNOWLEDGE_DIR / "problem_patterns.json").read_text(encoding="utf-8")
 
 
 def test_cann_and_python_mismatch_against_the_row() -> None:
@@ -60,8 +82,7 @@ def test_cann_and_python_mismatch_against_the_row() -> None:
 
 def test_unknown_version_says_so_and_points_to_the_policy() -> None:
     r = triage("vllm-ascend 0.99.0 fails to start", (VLLM_ASCEND,), "en")
-    assert "not in the bundled compatibility matrix" in r.text
-    assert "versioning_policy.md" in r.text
+    assert "no documented row" in r.text and "instead of guessing" in r.text
     assert MATRIX_URL in _urls(r.sources)
 
 
@@ -75,8 +96,9 @@ def test_vllm_version_alone_lists_matching_vllm_ascend_releases() -> None:
 
 def test_known_env_from_the_session_is_used() -> None:
     r = triage("it still crashes", (VLLM_ASCEND,), "en", known_env={"vllm": "0.11.0", "vllm-ascend": "0.9.1", "chip": "910B"})
-    assert "version misalignment" in r.text
+    assert "Version misalignment" in r.text
     assert r.signals.chips == ("910B",)
+    assert "Atlas A2" not in r.text  # a remembered, supported chip is not worth a line of its own
 
 
 # ---------------------------------------------------------------- error codes
@@ -116,7 +138,7 @@ def test_oom_pattern_suggests_lowering_max_model_len() -> None:
     r = triage("NPU out of memory when serving Qwen3-32B with --max-model-len 131072 on vllm-ascend", (VLLM_ASCEND,), "en")
     assert "--max-model-len" in r.text
     assert "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in r.text
-    assert "max_model_len=131072" in r.text  # the detected value is echoed as a fact
+    assert "8192" not in r.text and "0.85" not in r.text  # no example values from the knowledge base
 
 
 # ---------------------------------------------------------------- language
@@ -125,9 +147,9 @@ def test_oom_pattern_suggests_lowering_max_model_len() -> None:
 def test_chinese_question_gets_an_entirely_chinese_answer() -> None:
     r = triage("vllm 0.11.0 配 vllm-ascend 0.9.1，报错 error code:507015", (VLLM_ASCEND,), "zh")
     assert r.text.startswith("**结论：**")
-    for heading in ("### 版本配套", "### 错误码", "### 请提供以下信息"):
+    for heading in ("**知识库中的相关信息：**", "**下一步：**", "`详细`"):
         assert heading in r.text
-    for english in ("**Conclusion:**", "### Version alignment", "### What to send next", "Next steps", "Offline quick triage"):
+    for english in ("**Conclusion:**", "What the knowledge base says", "Next steps", "Offline answer", "details"):
         assert english not in r.text
     assert "ANTHROPIC_API_KEY" in r.text.splitlines()[-1]
 
@@ -141,27 +163,31 @@ def test_english_question_gets_no_chinese_text() -> None:
 def test_both_languages_carry_the_same_findings() -> None:
     q = "vllm-ascend 0.9.1 vllm 0.11.0 error code:561000 verl rollout VLLM_ASCEND_ENABLE_NZ=1"
     en, zh = triage(q, (VLLM_ASCEND,), "en"), triage(q, (VLLM_ASCEND,), "zh")
-    assert en.sources == zh.sources
+    assert _urls(en.sources) == _urls(zh.sources)
     assert en.text.count("`561000`") == zh.text.count("`561000`")
 
 
 # ------------------------------------------------------------ what to send
 
 
-def test_asks_for_collect_env_with_key_fields() -> None:
-    text = triage("vllm-ascend crashes", (VLLM_ASCEND,), "en").text
-    send = text.split("### What to send next", 1)[1]
+def test_details_ask_for_collect_env_with_key_fields() -> None:
+    short = triage("vllm-ascend crashes", (VLLM_ASCEND,), "en").text
+    assert "What to send" not in short and "Quick diagnostic checklist" not in short  # on request only
+    assert "`details`" in short
+    text = triage_details("vllm-ascend crashes", (VLLM_ASCEND,), "en").text
+    send = text.split("### What to send", 1)[1]
     assert "python collect_env.py" in send and "root of a vllm-ascend checkout" in send
     for field in ("vLLM Ascend Version", "vLLM Version", "CANN", "NPU"):
         assert f"`{field}`" in send
     assert "chip" in send.lower()  # no chip was given
+    assert "### Quick diagnostic checklist" in text
 
 
 def test_how_to_question_gets_no_failure_talk() -> None:
     r = triage("How do I enable prefix caching in MindIE-LLM?", ("verylucky01/MindIE-LLM",), "en")
-    assert "full error log" not in r.text
+    assert "full error log" not in r.text and "`details`" not in r.text and "Next steps" not in r.text
     assert "collect_env" not in r.text  # a vllm-ascend tool; not for MindIE-LLM
-    assert "[MindIE-LLM](https://github.com/verylucky01/MindIE-LLM)" in r.text
+    assert "https://github.com/verylucky01/MindIE-LLM/blob/HEAD/docs/zh/faq/faq.md" in r.text
 
 
 def test_sources_are_only_the_facts_used() -> None:
@@ -181,7 +207,7 @@ def test_huge_paste() -> None:
     log += "vllm==0.11.0\nvllm-ascend==0.9.1\nRuntimeError: ACL stream synchronize failed, error code:507015\n"
     assert len(log) > 200_000
     r = triage(log, (VLLM_ASCEND,), "en")
-    assert "507015" in r.text and "version misalignment" in r.text
+    assert "507015" in r.text and "Version misalignment" in r.text
     assert len(r.text) < 20_000  # the paste is never echoed back
 
 
@@ -189,7 +215,8 @@ def test_huge_paste() -> None:
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_odd_input_still_gives_a_complete_answer(text: object, language: str) -> None:
     r = triage(text, (), language)  # type: ignore[arg-type]
-    assert r.text.startswith("**结论：**" if language == "zh" else "**Conclusion:**")
+    # Nothing matched: one honest line, no conclusion (issue 12).
+    assert r.text.startswith("内置知识库中没有" if language == "zh" else "Nothing in the built-in knowledge base")
     assert "ANTHROPIC_API_KEY" in r.text
     assert "\x00" not in r.text and "\x1b" not in r.text
 
@@ -281,7 +308,16 @@ def test_intact_copy_loads(tmp_path: Path) -> None:
     [
         ("error_codes.json", lambda d: d["codes"][0].pop("meaning_zh"), "meaning_zh"),
         ("error_codes.json", lambda d: d["codes"][0].__setitem__("sources", ["see the docs"]), "neither a URL"),
-        ("error_codes.json", lambda d: d["codes"][0]["steps_zh"].pop(), "steps_zh"),
+        ("error_codes.json", lambda d: d["codes"][0]["steps"][0].pop("zh"), "zh"),
+        ("error_codes.json", lambda d: d["codes"][0].__setitem__("products", ["vllm-project/vllm-ascnd"]), "vllm-ascnd"),
+        ("problem_patterns.json", lambda d: d["patterns"][0].pop("products"), "products"),
+        ("problem_patterns.json", lambda d: d["patterns"][0]["steps"][0].__setitem__("products", ["sgl-project/sglang"]), "not one of its entry's products"),
+        ("problem_patterns.json", lambda d: d["patterns"][0]["steps"][0].__setitem__("when", ["InvalidVersion"]), "lowercase"),
+        ("checklist.json", lambda d: d["items"][0]["commands"].append({"run": "x", "products": ["nobody/none"]}), "nobody/none"),
+        ("env_vars.json", lambda d: d["variables"][0].__setitem__("value", "example"), "value"),
+        ("collect_env.json", lambda d: d["docs"].append(dict(d["docs"][0])), "duplicate"),
+        ("code_map.json", lambda d: d["entries"][0].__setitem__("paths", ["../etc/passwd"]), "paths"),
+        ("version_matrix.json", lambda d: d["main_branch"].__setitem__("commit", "main"), "git hash"),
         ("repositories.json", lambda d: d["repositories"][1].__setitem__("key", "Not ASCII é"), "key"),
         ("repositories.json", lambda d: d["repositories"].append(dict(d["repositories"][0])), "duplicate"),
         ("repositories.json", lambda d: d["repositories"][1]["evidence"][0].__setitem__("pattern", "(unclosed"), "does not compile"),

@@ -1,0 +1,125 @@
+"""The fixed wording of offline answers, in English and Chinese (Markdown)."""
+from __future__ import annotations
+
+from core.messages import Language
+
+T: dict[str, tuple[str, str]] = {
+    "conclusion": ("**Conclusion:** ", "**结论：**"),
+    "c_version": (
+        "Version misalignment: vllm-ascend {va} belongs to the matrix row with vLLM {expected}, but you run vLLM {found}. "
+        "Align both to one row before debugging anything else.",
+        "版本不配套：vllm-ascend {va} 在兼容矩阵中对应 vLLM {expected}，而你使用的是 vLLM {found}。请先把二者对齐到同一行，再排查其他问题。",
+    ),
+    "c_incompat": ("Your setup hits a combination known to break on vllm-ascend: {title}. {workaround}", "你的配置命中了 vllm-ascend 上已知有问题的组合：{title}。{workaround}"),
+    "c_chip": ("Your hardware ({chip}) is not supported by vllm-ascend, so this setup is expected to fail.", "你的硬件（{chip}）不被 vllm-ascend 支持，这种配置本身就无法正常工作。"),
+    "c_code": ("Error {code} ({name}) points to {layer}.", "错误码 {code}（{name}）指向{layer}。"),
+    "c_other_version": (
+        "Your {component} {found} differs from the {expected} in the matrix row of vllm-ascend {va}; align it first.",
+        "你的 {component} {found} 与 vllm-ascend {va} 所在矩阵行的 {expected} 不一致；请先对齐。",
+    ),
+    "c_unknown_version": (
+        "vllm-ascend {va} has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the versioning policy.",
+        "我们收录的兼容矩阵中没有 vllm-ascend {va} 这一行，无法离线核对配套关系；请查看版本策略文档。",
+    ),
+    "c_pattern": ("This matches **{title}**; the usual causes are {causes}.", "这符合**{title}**的特征；常见原因是{causes}。"),
+    "nothing_with_lookups": (
+        "No known problem signature matched; here is what the knowledge base has on what you mention.",
+        "没有匹配到已知的问题特征；以下是知识库中与你提到的内容相关的信息。",
+    ),
+    "nothing": (
+        "Nothing in the built-in knowledge base matched this question specifically.",
+        "内置知识库中没有与这个问题具体匹配的内容。",
+    ),
+    "nothing_passages": ("No indexed passage was available for this question.", "没有可用的索引段落。"),
+    "or": (" or ", "或"),
+    "list_sep": ("; ", "；"),
+    "colon": (": ", "："),
+    "lookups": ("**What the knowledge base says:**", "**知识库中的相关信息：**"),
+    "steps": ("**Next steps:**", "**下一步：**"),
+    "where": ("**Where to look in the code:**", "**代码位置：**"),
+    "passages": ("**Related passages:**", "**相关段落：**"),
+    "more": ("**More:** ", "**更多：**"),
+    "details_hint": (
+        "_Send `details` for the full checklist and the list of what to send._",
+        "_发送 `详细` 查看完整排查清单和需要提供的信息。_",
+    ),
+    "footer": (
+        "_Offline answer from the built-in knowledge base; full research needs `ANTHROPIC_API_KEY`._",
+        "_以上为基于内置知识库的离线回答；完整研究需要配置 `ANTHROPIC_API_KEY`。_",
+    ),
+    "product_heading": ("**{name}:**", "**{name}：**"),
+    # lookups
+    "env_var": ("`{name}` ({scope}): {purpose}", "`{name}`（{scope}）：{purpose}"),
+    "env_user_value": (" Its value depends on your setup.", "取值取决于你的环境。"),
+    "code_line": ("`{code}` {name}: {meaning}", "`{code}` {name}：{meaning}"),
+    "code_unknown": (
+        "`{code}`: not in the built-in table; search the product's issues for it together with the operator or model name.",
+        "`{code}`：不在内置错误码表中；请在该产品的 issue 中用该错误码加算子名或模型名搜索。",
+    ),
+    "incompat_line": ("**{title}**: {explanation} Workaround: {workaround}", "**{title}**：{explanation}规避方法：{workaround}"),
+    "chip_family": ("{id} = {family} ({products})", "{id} = {family}（{products}）"),
+    "chip_notes": ("{id} on vllm-ascend ({support}): {notes}", "{id} 在 vllm-ascend 上（{support}）：{notes}"),
+    "support_supported": ("supported", "支持"),
+    "support_experimental": ("experimental", "实验性支持"),
+    "support_unsupported": ("not supported", "不支持"),
+    "support_images": ("images available", "已有镜像"),
+    "v_match": ("vLLM {found} and vllm-ascend {va} are in the same matrix row.", "vLLM {found} 与 vllm-ascend {va} 在兼容矩阵同一行。"),
+    "v_mismatch_vllm": (
+        "**Mismatch:** vllm-ascend {va} pairs with vLLM **{expected}**, you have vLLM **{found}**. That row also pins {row}.",
+        "**不配套：**vllm-ascend {va} 对应 vLLM **{expected}**，你使用的是 vLLM **{found}**。该行还固定了 {row}。",
+    ),
+    "v_match_other": ("{component} {found} matches the row of vllm-ascend {va}.", "{component} {found} 与 vllm-ascend {va} 所在行一致。"),
+    "v_mismatch_other": (
+        "**Mismatch:** {component} {found} differs from **{expected}** in the row of vllm-ascend {va}.",
+        "**不一致：**{component} {found} 与 vllm-ascend {va} 所在行的 **{expected}** 不同。",
+    ),
+    "v_python": ("**Mismatch:** Python {found} is outside {expected} required by vllm-ascend {va}.", "**不满足：**Python {found} 不在 vllm-ascend {va} 要求的 {expected} 范围内。"),
+    "v_python_ok": ("Python {found} is within {expected}.", "Python {found} 在 {expected} 范围内。"),
+    "v_unknown": (
+        "vllm-ascend {found} has no documented row in the matrix we hold (it covers v{oldest} to v{newest}); check the release notes and the versioning policy instead of guessing.",
+        "我们收录的兼容矩阵中没有 vllm-ascend {found} 的记录（覆盖 v{oldest} 至 v{newest}）；请查看 release notes 和版本策略文档，不要猜测。",
+    ),
+    "v_row": ("vllm-ascend {va} pairs with vLLM **{expected}**; its row pins {row}.", "vllm-ascend {va} 对应 vLLM **{expected}**；该行固定了 {row}。"),
+    "v_info": ("vLLM {found} appears in the matrix rows of vllm-ascend {expected}.", "vLLM {found} 出现在 vllm-ascend {expected} 所在的矩阵行中。"),
+    "v_no_row": (
+        "{found} has no documented row in the matrix we hold, neither as a vllm-ascend nor as a vLLM version; check the release notes instead of guessing.",
+        "我们收录的兼容矩阵中没有 {found} 的记录（无论作为 vllm-ascend 还是 vLLM 版本）；请查看 release notes，不要猜测。",
+    ),
+    "v_policy": ("Rule: {text}", "规则：{text}"),
+    "row": ("CANN {cann}, torch {torch} / torch_npu {torch_npu}, Python >={pmin},<{pmax}", "CANN {cann}、torch {torch} / torch_npu {torch_npu}、Python >={pmin},<{pmax}"),
+    # details
+    "details_title": ("**Full checklist and what to send**", "**完整排查清单与需要提供的信息**"),
+    "checklist_heading": ("### Quick diagnostic checklist", "### 快速排查清单"),
+    "send_heading": ("### What to send", "### 请提供以下信息"),
+    "send_collect_env": ("Output of `{command}`. {where} Fields that matter: {fields}.", "`{command}` 的输出。{where}重点字段：{fields}。"),
+    "no_details": (
+        "There is no earlier question in this thread to expand. Ask your question first, then send `details`.",
+        "本话题中还没有可以展开的问题。请先提问，再发送 `详细`。",
+    ),
+    "no_checklist": ("No checklist entry applies to {repos}.", "没有适用于 {repos} 的排查清单条目。"),
+    # research-tool report
+    "signals_none": ("Signals: none detected.", "识别信息：无。"),
+    "signals_prefix": ("Signals: ", "识别信息："),
+    "applies_to": ("(applies to {products})", "（适用于 {products}）"),
+    "no_findings": (
+        "No known error code, problem pattern, incompatible combination or version issue matched.",
+        "没有匹配到已知的错误码、问题类型、不兼容组合或版本问题。",
+    ),
+    "sources_heading": ("Sources:", "来源："),
+    "patterns_heading": ("Likely problem patterns:", "可能的问题类型："),
+    "causes": ("Likely causes: {text}.", "可能原因：{text}。"),
+    "sep": (" · ", " · "),
+    "chips": ("chip", "芯片"),
+    "codes": ("error codes", "错误码"),
+}
+
+
+class Text:
+    """Looks up a template in the answer's language."""
+
+    def __init__(self, language: Language) -> None:
+        self.language: Language = "zh" if language == "zh" else "en"
+        self.index = 1 if self.language == "zh" else 0
+
+    def __call__(self, key: str, **values: object) -> str:
+        return T[key][self.index].format(**values)
