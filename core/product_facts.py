@@ -249,8 +249,9 @@ def trigger_weight(trigger: str) -> int:
     """How specific a trigger is: an identifier, env var or error string beats a plain phrase.
 
     3: looks like an identifier (UPPER_CASE, snake_case, CamelCase, dotted, a
-       flag, digits mixed with letters, a path) or a CJK phrase of 6+ chars;
-    2: a multi-word phrase or a CJK phrase of 4-5 chars;
+       flag, digits mixed with letters, a path), an error sentence of four or
+       more words, or a CJK phrase of 6+ chars;
+    2: a shorter multi-word phrase or a CJK phrase of 4-5 chars;
     1: a single plain word or a short CJK phrase.
     """
     t = trigger.strip()
@@ -268,13 +269,14 @@ def trigger_weight(trigger: str) -> int:
         or (has_upper_inside and " " not in t)
         or t.isdigit()
     )
-    if identifier:
+    if identifier or len(t.split()) >= 4:
         return 3
     return 2 if " " in t or "-" in t else 1
 
 
 @dataclass(frozen=True)
 class _Scored:
+    strong: int  # distinct hits of weight 3: identifiers, env vars, error strings
     score: int
     hits: int
     order: int
@@ -289,27 +291,50 @@ def match_product_facts(
 ) -> list[ProductFact]:
     """Facts of `repos` (all products when empty) whose triggers occur in `text`, best first.
 
-    Ranked by the summed specificity of the distinct triggers that hit (see
-    `trigger_weight`), then by the number of hits, then by file order.
+    Ranked first by how many specific triggers hit (weight 3 in `trigger_weight`:
+    identifiers, env vars, error strings), so one exact name beats any number of
+    plain phrases; then by the summed weight, the number of hits, and file order. A trigger
+    that occurs only inside a longer trigger that also hit ("out of memory" inside
+    "out of memory, need block") is not separate evidence and counts for nothing,
+    so a generic phrase never drags in facts the specific error string rules out.
     """
     if limit <= 0 or not text or not text.strip():
         return []
     pool = load_product_facts() if facts is None else tuple(facts)
     wanted = {r.lower() for r in repos}
     lowered = text.lower()
-    scored: list[_Scored] = []
+    hits_by_fact: list[tuple[int, ProductFact, list[tuple[str, int]]]] = []
+    matched: set[str] = set()
     for order, fact in enumerate(pool):
         if wanted and not any(p.lower() in wanted for p in fact.products):
             continue
-        score = hits = 0
-        for trigger, weight in _prepared(fact.triggers):
-            if _occurs(trigger, lowered):
-                score += weight
-                hits += 1
-        if hits:
-            scored.append(_Scored(score, hits, order, fact))
-    scored.sort(key=lambda s: (-s.score, -s.hits, s.order))
+        hit = [(t, w) for t, w in _prepared(fact.triggers) if _occurs(t, lowered)]
+        if hit:
+            hits_by_fact.append((order, fact, hit))
+            matched.update(t for t, _ in hit)
+    subsumed = _subsumed(matched, lowered)
+    scored: list[_Scored] = []
+    for order, fact, hit in hits_by_fact:
+        counted = [w for t, w in hit if t not in subsumed]
+        if counted:
+            strong = sum(1 for w in counted if w >= 3)
+            scored.append(_Scored(strong, sum(counted), len(counted), order, fact))
+    scored.sort(key=lambda s: (-s.strong, -s.score, -s.hits, s.order))
     return [s.fact for s in scored[:limit]]
+
+
+def _subsumed(matched: set[str], text: str) -> set[str]:
+    """Matched triggers that never occur in `text` outside a longer matched trigger."""
+    out: set[str] = set()
+    for short in matched:
+        for long in matched:
+            if len(long) <= len(short) or short not in long:
+                continue
+            # Occurrences of `short` not accounted for by occurrences of `long`.
+            if text.count(short) - text.count(long) * long.count(short) <= 0:
+                out.add(short)
+                break
+    return out
 
 
 @lru_cache(maxsize=4096)
