@@ -65,6 +65,11 @@ async def run_doctor(settings: Settings) -> int:
     repos_dir = settings.repos_dir
     clones = sorted(p.parent.name + "/" + p.name for p in repos_dir.glob("*/*") if (p / ".git").exists() or (p / "HEAD").exists()) if repos_dir.exists() else []
     print(f"[info] local clones in {repos_dir}: {', '.join(clones) or 'none (run `python -m bot sync`)'}")
+    from bot.index_command import index_status_lines  # noqa: PLC0415
+
+    for line in index_status_lines(settings):
+        problems += line.startswith("[FAIL]")
+        print(line)
     if settings.llm_enabled:
         print(f"[info] DeepWiki MCP at {settings.deepwiki_mcp_url}: {await _reachable(settings.deepwiki_mcp_url)}")
     print("\n" + ("No problems found." if problems == 0 else f"{problems} problem(s) found."))

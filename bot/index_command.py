@@ -5,10 +5,14 @@ Only files whose git blob changed since the last run are chunked again.
 """
 from __future__ import annotations
 
+import calendar
+import json
+import time
 from pathlib import Path
 
 from bot.settings import Settings
 from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, build_index
+from core.index.store import current_generation
 from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
 
 
@@ -64,3 +68,33 @@ def run_index(settings: Settings, names: list[str]) -> int:
         return 1
     print(f"index {result.generation}: {result.units} units in {result.seconds:.1f} s, at {settings.index_path}")
     return 0
+
+
+def _age(created_at: str, now: float) -> str:
+    try:
+        built = calendar.timegm(time.strptime(created_at, "%Y-%m-%dT%H:%M:%SZ"))
+    except (ValueError, OverflowError):
+        return "age unknown"
+    hours = max(0.0, now - built) / 3600
+    return f"{hours * 60:.0f} min old" if hours < 1 else f"{hours:.1f} h old" if hours < 48 else f"{hours / 24:.0f} days old"
+
+
+def index_status_lines(settings: Settings, now: float | None = None) -> list[str]:
+    """What `doctor` says about the knowledge index: repositories, commits, units, age."""
+    name = current_generation(settings.index_path)
+    if name is None:
+        return [f"[info] no knowledge index in {settings.index_path}: answers quote no passages, search_docs is off "
+                "(run `python -m bot index`)"]
+    try:
+        manifest = json.loads((settings.index_path / name / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"[FAIL] knowledge index in {settings.index_path} is unreadable ({type(exc).__name__}): rebuild it"]
+    age = _age(str(manifest.get("created_at", "")), time.time() if now is None else now)
+    lines = [f"[ok]   knowledge index {name}: {manifest.get('units', 0)} units, {age}, at {settings.index_path}"]
+    for repo, info in sorted(manifest.get("repos", {}).items()):
+        if not info.get("units") and not info.get("issues"):
+            continue
+        issues = f", {info['issues']} issues" if info.get("issues") else ""
+        commit = (info.get("commit") or "-")[:12]
+        lines.append(f"[info]   {repo} at {commit}: {info.get('units', 0)} units{issues}")
+    return lines
