@@ -1,9 +1,9 @@
 """CI floor: the offline eval on a slice of the public set must not fall under today's figures.
 
-The slice is the first SLICE questions of eval/eval_set.jsonl (offline, no model, no network).
-Figures on 2026-12-02 (commit f3f5035): routing accuracy 0.75, citation validity 1.00 (72 links
-checked against the clones). The floors sit just under them; raise them when the bot improves,
-and re-measure when the first SLICE lines of the set are edited.
+The slice is every STRIDE-th question of eval/eval_set.jsonl (55 of 165, all categories), offline,
+no model, no network. Figures on 2026-12-02 (commit 703af1e, the set as of that afternoon):
+routing accuracy 0.69, citation validity 1.00 (every checked link resolved in the clones). The
+floors sit just under them; raise them when the bot improves, and re-measure when the set changes.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from bot.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SET = ROOT / "eval" / "eval_set.jsonl"
-SLICE = 60
-ROUTING_FLOOR = 0.70
+STRIDE = 3
+ROUTING_FLOOR = 0.65
 CITATION_FLOOR = 0.95
 
 
@@ -47,14 +47,15 @@ def offline_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     items, _ = load_dataset(EVAL_SET)
     conversation, _ = local_conversation(settings, offline=True)
     bases = RepoBases(settings.repo_urls)
-    outcome = asyncio.run(run_questions(conversation, items[:SLICE], terminal_message, options=RunOptions(), bases=bases))
+    outcome = asyncio.run(run_questions(conversation, items[::STRIDE], terminal_message, options=RunOptions(), bases=bases))
     check_links(outcome.results, settings, bases)
-    return {"metrics": aggregate(outcome.results, judged=False), "results": outcome.results, "clones": repos is not None}
+    return {"metrics": aggregate(outcome.results, judged=False), "results": outcome.results, "clones": repos is not None,
+            "expected_n": len(items[::STRIDE])}
 
 
 def test_routing_accuracy_stays_above_the_floor(offline_run):
     metrics = offline_run["metrics"]
-    assert metrics["n"] == SLICE
+    assert metrics["n"] == offline_run["expected_n"]
     assert not [r.id for r in offline_run["results"] if r.error], "questions failed inside the bot"
     assert metrics["routing_accuracy"] is not None and metrics["routing_accuracy"] >= ROUTING_FLOOR, metrics
 
