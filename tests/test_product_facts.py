@@ -122,6 +122,18 @@ def test_cloned_products_cite_their_own_clone_and_the_paths_exist() -> None:
     assert checked >= 90
 
 
+def test_docs_tables_match_the_files() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "knowledge.md").read_text(encoding="utf-8")
+    products_dir = Path(__file__).resolve().parents[1] / "core" / "knowledge" / "products"
+    for path in sorted(products_dir.glob("*.json")):
+        count = len(json.loads(path.read_text(encoding="utf-8"))["facts"])
+        row = next((line for line in doc.splitlines() if line.startswith(f"| `{path.name}` |")), None)
+        assert row is not None, path.name
+        assert row.split("|")[3].strip() == str(count), (path.name, count)
+    for repo, count in Counter(p for f in load_product_facts() for p in f.products).items():
+        assert f"| {repo} | {count} |" in doc, (repo, count)
+
+
 def test_load_is_cached() -> None:
     assert load_product_facts() is load_product_facts()
 
