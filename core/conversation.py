@@ -26,7 +26,7 @@ from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
-from core.triage import triage
+from core.triage import triage, triage_details
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,8 @@ ANALYSIS_TAIL_CHARS = 16_000
 
 _HELP_WORDS = {"help", "/help", "帮助", "?", "？", "/start", "usage", "使用说明"}
 _RESET_WORDS = {"reset", "/reset", "重置", "清空", "forget", "new topic", "重新开始"}
+# The full checklist and what-to-send list for the thread's last question (kept out of answers to stay short).
+_DETAILS_WORDS = {"details", "detail", "/details", "more", "详细", "详情", "更多", "展开"}
 _TRACE_PATTERN = re.compile(
     r"^(how did you (find|get|know) (this|that)|show (me )?(the )?(trace|sources)|"
     r"你是怎么(找到|查到|知道)的|(怎么|如何)(找到|查到)的|检索过程)[?？!.。]*$",
@@ -111,6 +113,8 @@ class Conversation:
             if word in _RESET_WORDS:
                 await self._sessions.delete(key)
                 return Reply(ReplyKind.NOTICE, text("reset", language), language)
+            if word in _DETAILS_WORDS:
+                return self._details(session, language)
             if _TRACE_PATTERN.match(body):
                 shown = trace_text(session.last_trace, language) if session.last_trace else text("no_trace", language)
                 return Reply(ReplyKind.NOTICE, shown, language)
@@ -250,6 +254,14 @@ class Conversation:
 
         await self._sessions.update(key, store)
         return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id)
+
+    @staticmethod
+    def _details(session: Session, language: Language) -> Reply:
+        question = next((t.text for t in reversed(session.turns) if t.role == "user"), None)
+        if question is None:
+            return Reply(ReplyKind.NOTICE, text("no_details", language), language)
+        shown = triage_details(analysis_window(question), session.repos, language, known_env=session.env)
+        return Reply(ReplyKind.ANSWER, shown.text, language, repos=session.repos, sources=shown.sources)
 
     async def _passages(self, question: str, repos: tuple[str, ...]) -> tuple[Passage, ...]:
         """The best few passages of the knowledge index (off the event loop; a failure costs only them)."""

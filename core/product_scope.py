@@ -19,11 +19,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.knowledge_base import Command, KnowledgeBase, load_knowledge_base
+from core.knowledge_base import Command, KnowledgeBase, Note, load_knowledge_base
 
 # Programs whose first two words name product-specific tooling (shell built-ins and
 # generic tools such as pip, export or source carry no product on their own).
 _PROGRAMS = frozenset({"vllm", "npu-smi", "hccn_tool", "msmodelslim", "sglang"})
+_TEXT_INVOCATIONS = ("vllm serve", "npu-smi info", "collect_env.py")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]{1,40}(?:[ =](?![<'\"{-])[a-z0-9_.]{1,20}(?![\w<]))?")
 _ASSIGN = re.compile(r"(?<![\w])([A-Z][A-Z0-9_]{2,60})=")
 
@@ -50,23 +51,44 @@ def command_markers(run: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _scoped_commands(products: Iterable[str], commands: Iterable[Command]) -> list[Scoped]:
+def text_markers(text: str) -> frozenset[str]:
+    """Markers that prose can carry: flags, `NAME=` settings and product CLI invocations."""
+    out: set[str] = set()
+    low = text.lower()
+    # Prose names many programs in passing ("vLLM and ..."); only real sub-command invocations count.
+    for invocation in _TEXT_INVOCATIONS:
+        if _contains(low, invocation):
+            out.add(invocation)
+    for m in _FLAG.finditer(text):
+        out.add(m.group(0).split(" ")[0].split("=")[0])
+    for m in _ASSIGN.finditer(text):
+        out.add(f"{m.group(1)}=")
+    return frozenset(out)
+
+
+def _scoped_commands(commands: Iterable[Command]) -> list[Scoped]:
     return [Scoped(frozenset(c.products), command_markers(c.run)) for c in commands]
+
+
+def _scoped_notes(notes: Iterable[Note]) -> list[Scoped]:
+    return [Scoped(frozenset(n.products), text_markers(n.text_en) | text_markers(n.text_zh)) for n in notes]
 
 
 def scoped_advice(kb: KnowledgeBase, extra: Sequence[Scoped] = ()) -> tuple[Scoped, ...]:
     """Every product-scoped marker source in the knowledge base (plus `extra`, e.g. product facts)."""
     out: list[Scoped] = []
     for p in kb.patterns:
-        out += _scoped_commands(p.products, p.commands)
+        out += _scoped_commands(p.commands) + _scoped_notes(p.steps) + _scoped_notes(p.causes)
         if p.markers:
             out.append(Scoped(frozenset(p.products), frozenset(p.markers)))
     for c in kb.error_codes:
-        out += _scoped_commands(c.products, c.commands)
+        out += _scoped_commands(c.commands) + _scoped_notes(c.steps)
     for item in kb.checklist:
-        out += _scoped_commands(item.products, item.commands)
-        if item.markers:
-            out.append(Scoped(frozenset(item.products), frozenset(item.markers)))
+        texts = text_markers(item.body_en) | text_markers(item.body_zh)
+        out += _scoped_commands(item.commands) + [Scoped(frozenset(item.products), texts | frozenset(item.markers))]
+    for i in kb.incompatibilities:
+        texts = text_markers(i.workaround_en) | text_markers(i.explanation_en)
+        out.append(Scoped(frozenset(i.products), texts))
     for v in kb.env_vars:
         out.append(Scoped(frozenset(v.products), frozenset({v.name})))
     out.append(Scoped(frozenset(kb.collect_env.products), frozenset({"collect_env.py"})))
@@ -86,7 +108,7 @@ def product_fact_advice() -> tuple[Scoped, ...]:
         return ()
     out = []
     for f in facts:
-        markers: set[str] = set()
+        markers: set[str] = set(text_markers(f.text_en) | text_markers(f.text_zh))
         for run in f.commands:
             markers |= command_markers(run)
         if markers:

@@ -563,9 +563,11 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
     for i in report.incompatibilities:
         out.append((i.products, t("incompat_line", title=i.title(lang), explanation=i.explanation(lang), workaround=i.workaround(lang)), i.sources))
     for chip in (c for c in report.chips if c.id in report.named_chips):
-        out.append((scope_all, t("chip_family", id=chip.id, family=chip.family, products=", ".join(chip.products[:3])), ()))
         if _in_scope(chip.applies_to, report.repos) and chip.support != "supported":
-            out.append((chip.applies_to, t("chip_notes", id=chip.id, support=t(f"support_{chip.support}"), notes=chip.notes(lang)), (chip.source,)))
+            notes = t("chip_notes", id=chip.id, family=chip.family, support=t(f"support_{chip.support}"), notes=chip.notes(lang))
+            out.append((chip.applies_to, notes, (chip.source,)))
+        else:
+            out.append((scope_all, t("chip_family", id=chip.id, family=chip.family, products=", ".join(chip.products[:3])), ()))
     for f in report.product_facts:
         out.append((tuple(f.products), f"**{f.title(lang)}**{t('colon')}{f.text(lang)}", ()))
     return out
@@ -590,7 +592,7 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             return with_pattern(t("c_version", va=v.vllm_ascend, expected=v.expected, found=v.found), versions, v.sources)
     if report.incompatibilities:
         first = report.incompatibilities[0]
-        return with_pattern(t("c_incompat", title=first.title(lang), workaround=first.workaround(lang)), None, first.sources)
+        return with_pattern(t("c_incompat", title=first.title(lang)), None, first.sources)
     for chip in report.chips:
         if chip.support == "unsupported" and report.repos and _in_scope(chip.applies_to, report.repos):
             return with_pattern(t("c_chip", chip=f"{chip.id}, {chip.family}"), None, (chip.source,))

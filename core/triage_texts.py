@@ -10,7 +10,7 @@ T: dict[str, tuple[str, str]] = {
         "Align both to one row before debugging anything else.",
         "版本不配套：vllm-ascend {va} 在兼容矩阵中对应 vLLM {expected}，而你使用的是 vLLM {found}。请先把二者对齐到同一行，再排查其他问题。",
     ),
-    "c_incompat": ("Your setup hits a combination known to break on vllm-ascend: {title}. {workaround}", "你的配置命中了 vllm-ascend 上已知有问题的组合：{title}。{workaround}"),
+    "c_incompat": ("Your setup hits a combination known to break on vllm-ascend: {title} (workaround below).", "你的配置命中了 vllm-ascend 上已知有问题的组合：{title}（规避方法见下）。"),
     "c_chip": ("Your hardware ({chip}) is not supported by vllm-ascend, so this setup is expected to fail.", "你的硬件（{chip}）不被 vllm-ascend 支持，这种配置本身就无法正常工作。"),
     "c_code": ("Error {code} ({name}) points to {layer}.", "错误码 {code}（{name}）指向{layer}。"),
     "c_other_version": (
@@ -58,7 +58,7 @@ T: dict[str, tuple[str, str]] = {
     ),
     "incompat_line": ("**{title}**: {explanation} Workaround: {workaround}", "**{title}**：{explanation}规避方法：{workaround}"),
     "chip_family": ("{id} = {family} ({products})", "{id} = {family}（{products}）"),
-    "chip_notes": ("{id} on vllm-ascend ({support}): {notes}", "{id} 在 vllm-ascend 上（{support}）：{notes}"),
+    "chip_notes": ("{id} ({family}) on vllm-ascend, {support}: {notes}", "{id}（{family}）在 vllm-ascend 上{support}：{notes}"),
     "support_supported": ("supported", "支持"),
     "support_experimental": ("experimental", "实验性支持"),
     "support_unsupported": ("not supported", "不支持"),
@@ -92,10 +92,6 @@ T: dict[str, tuple[str, str]] = {
     "checklist_heading": ("### Quick diagnostic checklist", "### 快速排查清单"),
     "send_heading": ("### What to send", "### 请提供以下信息"),
     "send_collect_env": ("Output of `{command}`. {where} Fields that matter: {fields}.", "`{command}` 的输出。{where}重点字段：{fields}。"),
-    "no_details": (
-        "There is no earlier question in this thread to expand. Ask your question first, then send `details`.",
-        "本话题中还没有可以展开的问题。请先提问，再发送 `详细`。",
-    ),
     "no_checklist": ("No checklist entry applies to {repos}.", "没有适用于 {repos} 的排查清单条目。"),
     # research-tool report
     "signals_none": ("Signals: none detected.", "识别信息：无。"),
