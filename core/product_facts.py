@@ -251,15 +251,15 @@ def trigger_weight(trigger: str) -> int:
     3: looks like an identifier (UPPER_CASE, snake_case, CamelCase, dotted, a
        flag, digits mixed with letters, a path), an error sentence of four or
        more words, or a CJK phrase of 6+ chars;
-    2: a shorter multi-word phrase or a CJK phrase of 4-5 chars;
-    1: a single plain word or a short CJK phrase.
+    2: a shorter multi-word phrase or a CJK phrase of 3-5 chars;
+    1: a single plain word or a two-character CJK word (安装, 日志).
     """
     t = trigger.strip()
     if not t.isascii():
         n = sum(1 for ch in t if not ch.isspace())
         if any(ch.isascii() and (ch == "_" or ch.isdigit()) for ch in t):
             return 3
-        return 3 if n >= 6 else 2 if n >= 4 else 1
+        return 3 if n >= 6 else 2 if n >= 3 else 1
     has_upper_inside = any(ch.isupper() for ch in t[1:])
     identifier = (
         "_" in t
@@ -297,6 +297,9 @@ def match_product_facts(
     that occurs only inside a longer trigger that also hit ("out of memory" inside
     "out of memory, need block") is not separate evidence and counts for nothing,
     so a generic phrase never drags in facts the specific error string rules out.
+    With no repository given, a fact whose only hits are single plain words
+    ("install", "安装") is left out: across all nine products one common word does
+    not say which product's advice applies.
     """
     if limit <= 0 or not text or not text.strip():
         return []
@@ -316,7 +319,7 @@ def match_product_facts(
     scored: list[_Scored] = []
     for order, fact, hit in hits_by_fact:
         counted = [w for t, w in hit if t not in subsumed]
-        if counted:
+        if counted and (wanted or max(counted) > 1):
             strong = sum(1 for w in counted if w >= 3)
             scored.append(_Scored(strong, sum(counted), len(counted), order, fact))
     scored.sort(key=lambda s: (-s.strong, -s.score, -s.hits, s.order))

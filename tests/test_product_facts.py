@@ -256,7 +256,7 @@ def test_identifier_outranks_generic_phrase() -> None:
     assert trigger_weight("PYTORCH_NPU_ALLOC_CONF") > trigger_weight("out of memory") > trigger_weight("memory")
     assert trigger_weight("NPUModelRunner") == trigger_weight("--enforce-eager") == 3
     assert trigger_weight("Failed to infer device type") == 3  # an error sentence is specific too
-    assert trigger_weight("扩缩容") < trigger_weight("显存不足") < trigger_weight("KV cache传输超时")
+    assert trigger_weight("安装") < trigger_weight("扩缩容") == trigger_weight("显存不足") < trigger_weight("KV cache传输超时")
 
 
 def test_more_hits_rank_higher_and_limit_applies() -> None:
@@ -276,6 +276,15 @@ def test_phrase_inside_a_longer_matched_trigger_is_not_evidence() -> None:
     # When the generic phrase also occurs on its own, it counts again.
     both = "out of memory, need block; later plain out of memory"
     assert [f.id for f in match_product_facts(both, [], facts=[specific, generic])] == ["need-block", "generic-oom"]
+
+
+def test_single_plain_word_needs_a_routed_repository() -> None:
+    install = _sample("install", (SD,), ("install", "安装"))
+    assert match_product_facts("how do I install it? 怎么安装", [], facts=[install]) == []
+    assert [f.id for f in match_product_facts("how do I install it?", [SD], facts=[install])] == ["install"]
+    # A phrase of several words is evidence on its own.
+    phrase = _sample("phrase", (SD,), ("install mindiesd",))
+    assert [f.id for f in match_product_facts("how to install mindiesd", [], facts=[phrase])] == ["phrase"]
 
 
 def test_repo_restriction_and_empty_means_all() -> None:
