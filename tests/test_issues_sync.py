@@ -12,9 +12,11 @@ import sys
 import types
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bot.cli import main
+from bot.issues.http import ApiError, HostClient, Policy
 from bot.issues.state import SyncState
 from bot.issues.sync import run_issues_sync, sync_issues
 from bot.settings import Settings
@@ -83,9 +85,11 @@ async def test_github_three_pages_pull_requests_dropped_maintainer_comments_kept
     async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
         out = await sync_issues(settings_for(tmp_path, gh, issues_body_max_chars=1000), [ASCEND], clock=clock)
         listing = gh.listing_requests(ASCEND)
+        gh_pages = gh.pages(ASCEND)
         comment_paths = gh.comment_requests()
 
-    assert [q["page"] for q in listing] == ["1", "2", "3"]
+    assert gh_pages == [1, 2, 3]
+    assert ["after" in q for q in listing] == [False, True, True]  # then the Link header's cursor
     assert all(q["state"] == "all" and q["sort"] == "updated" and q["direction"] == "desc" for q in listing)
     assert "since" not in listing[0]  # first sync: everything
     assert out[0].ok and (out[0].new, out[0].pages) == (7, 3)
@@ -110,7 +114,7 @@ async def test_gitcode_pages_by_total_page_and_keeps_last_comments(tmp_path: Pat
         out = await sync_issues(settings_for(tmp_path, gitcode=gc, issues_max_comments=3), [MINDIE], clock=clock)
         listing = gc.listing_requests(MINDIE_HOST)
 
-    assert [q["page"] for q in listing] == ["1", "2", "3"]
+    assert [q["page"] for q in listing] == ["1", "2", "3"]  # GitCode pages by number
     assert out[0].ok and out[0].new == 7
     stored = {i.number: i for i in iter_issues(tmp_path / "data", MINDIE)}
     assert sorted(stored) == list(range(1, 8))  # string numbers from GitCode become integers
@@ -130,11 +134,11 @@ async def test_github_budget_at_zero_waits_for_the_reset_then_continues(tmp_path
         gh.exhaust_budget(after_responses=1, reset_in=120)  # page 1 says remaining 0
         out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
         early = gh.early_requests
-        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+        pages = gh.pages(ASCEND)
 
     assert out[0].ok and out[0].new == 9
     assert early == 0  # no request was sent before the reset
-    assert pages == ["1", "2", "3"]
+    assert pages == [1, 2, 3]
     assert 120 <= sum(clock.sleeps) <= 125
 
 
@@ -165,9 +169,9 @@ async def test_rate_limit_longer_than_allowed_stops_the_repo_and_a_rerun_resumes
 
         clock.now += 3600
         assert await run_issues_sync(settings, [ASCEND], clock=clock) == 0
-        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+        pages = gh.pages(ASCEND)
 
-    assert pages == ["1", "2", "3"]  # the rerun started at page 2
+    assert pages == [1, 2, 3]  # the rerun started at page 2, from the saved cursor
     assert numbers(tmp_path / "data", ASCEND) == list(range(1, 10))
 
 
@@ -198,10 +202,11 @@ async def test_5xx_in_the_middle_is_retried_with_backoff(tmp_path: Path) -> None
     async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
         gh.fail_listing(503, pages={2}, times=2)
         out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
-        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+        pages = gh.pages(ASCEND)
+        requests = len(gh.listing_requests(ASCEND))
 
     assert out[0].ok and out[0].new == 9
-    assert pages == ["1", "2", "2", "2", "3"]
+    assert pages == [1, 2, 3] and requests == 5  # page 2 asked three times
     assert clock.sleeps == [1.0, 2.0]
 
 
@@ -226,11 +231,11 @@ async def test_persistent_5xx_fails_that_repo_only_and_a_rerun_resumes(tmp_path:
         assert numbers(data, ASCEND) == [7, 8, 9]
 
         gh.clear_faults()
-        before = len(gh.listing_requests(ASCEND))
+        before = len(gh.pages(ASCEND))
         assert await run_issues_sync(settings, [ASCEND], clock=clock) == 0
-        resumed = gh.listing_requests(ASCEND)[before:]
+        resumed = gh.pages(ASCEND)[before:]
 
-    assert [q["page"] for q in resumed] == ["2", "3"]
+    assert resumed == [2, 3]
     assert numbers(data, ASCEND) == list(range(1, 10))
     assert SyncState.load(data).get(ASCEND).since == "2026-05-01T09:00:00Z"
 
@@ -254,11 +259,11 @@ async def test_crash_after_a_page_is_stored_resumes_without_duplicates(tmp_path:
         monkeypatch.setattr(SyncState, "set_pending", real)
         data = tmp_path / "data"
         assert numbers(data, ASCEND) == [4, 5, 6, 7, 8, 9]  # page 2 reached the disk
-        before = len(gh.listing_requests(ASCEND))
+        before = len(gh.pages(ASCEND))
         out = await sync_issues(settings, [ASCEND], clock=clock)
-        resumed = [q["page"] for q in gh.listing_requests(ASCEND)[before:]]
+        resumed = gh.pages(ASCEND)[before:]
 
-    assert resumed == ["2", "3"]  # from the last saved cursor
+    assert resumed == [2, 3]  # from the last saved cursor
     assert out[0].ok and (out[0].new, out[0].updated) == (3, 0)  # page 2 repeated, nothing rewritten
     assert line_count(data, ASCEND) == 9
 
@@ -269,12 +274,36 @@ async def test_max_pages_stops_early_and_the_next_run_continues(tmp_path: Path) 
         settings = settings_for(tmp_path, gh)
         first = await sync_issues(settings, [ASCEND], max_pages=1, clock=clock)
         second = await sync_issues(settings, [ASCEND], clock=clock)
-        pages = [q["page"] for q in gh.listing_requests(ASCEND)]
+        pages = gh.pages(ASCEND)
 
     assert first[0].ok and not first[0].complete and "rerun continues" in first[0].line()
     assert (first[0].pages, second[0].pages) == (1, 2)
-    assert pages == ["1", "2", "3"]
+    assert pages == [1, 2, 3]
     assert numbers(tmp_path / "data", ASCEND) == list(range(1, 10))
+
+
+async def test_an_expired_saved_cursor_restarts_the_walk_without_duplicates(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: issues(9)}, clock) as gh:
+        settings = settings_for(tmp_path, gh)
+        await sync_issues(settings, [ASCEND], max_pages=1, clock=clock)
+        gh.expire_cursors()
+        out = await sync_issues(settings, [ASCEND], clock=clock)
+        pages = gh.pages(ASCEND)
+
+    assert out[0].ok and (out[0].new, out[0].updated) == (6, 0)
+    assert pages == [1, 1, 2, 3]  # the saved cursor was refused: walked again from page 1
+    assert line_count(tmp_path / "data", ASCEND) == 9
+    assert SyncState.load(tmp_path / "data").get(ASCEND).pending is None
+
+
+def test_a_next_link_to_another_host_is_not_followed() -> None:
+    client = HostClient(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(500))), "github", "http://127.0.0.1:9/api", "tok", Policy(), FakeClock())
+    assert client.relative("http://127.0.0.1:9/api/repositories/1/issues?after=x") == "/repositories/1/issues?after=x"
+    with pytest.raises(ApiError):
+        client.relative("https://elsewhere.example/repositories/1/issues?after=x")
+    with pytest.raises(ApiError):
+        client.relative("http://127.0.0.1:9/apix/issues")
 
 
 # --- incremental -----------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """What each API calls an issue, turned into a StoredIssue.
 
 Both listings are walked newest-updated first (sort=updated, direction=desc). That order is what
-makes a page-number cursor safe to resume: an issue updated while the walk runs moves to page 1,
+makes a saved cursor safe to resume: an issue updated while the walk runs moves to page 1,
 already read, so later pages only shift by one and repeat an item instead of skipping one; the
 moved issue is picked up by the next run because its updated_at is newer than the saved `since`.
+GitHub's next page is the Link header's (a cursor on large listings), GitCode's a page number.
 
 GitHub lists pull requests among issues (they carry a `pull_request` key): they are dropped.
 Comments are fetched only for closed issues with comments: on GitHub those by the maintainers
@@ -37,12 +38,13 @@ class ListedPage:
     items: tuple[dict[str, Any], ...]  # issues only, raw API objects
     pull_requests: int  # dropped from this page
     has_next: bool
+    next_path: str | None = None  # GitHub: where the Link header says the next page is
 
 
 class IssueHost(Protocol):
     client: HostClient
 
-    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage: ...
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int, next_path: str | None = None) -> ListedPage: ...
 
     async def comments(self, repo: RepoInfo, item: dict[str, Any]) -> tuple[IssueComment, ...]: ...
 
@@ -92,17 +94,25 @@ def _login(obj: dict[str, Any]) -> str:
 
 
 class GitHubIssues:
+    """Pages are followed through the Link header: on large listings (vLLM has tens of thousands
+    of issues and pull requests) GitHub refuses deep `page` numbers with 422 and links to the
+    next page with a cursor instead."""
+
     def __init__(self, client: HostClient, limits: Limits) -> None:
         self.client = client
         self.limits = limits
 
-    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage:
-        params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
-        if since:
-            params["since"] = utc_iso(since)  # inclusive: "updated at or after"
-        response = await self.client.get(f"/repos/{repo.issue_repo}/issues", params)
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int, next_path: str | None = None) -> ListedPage:
+        if next_path:
+            response = await self.client.get(next_path)
+        else:
+            params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+            if since:
+                params["since"] = utc_iso(since)  # inclusive: "updated at or after"
+            response = await self.client.get(f"/repos/{repo.issue_repo}/issues", params)
         items, prs = _split(response.data)
-        return ListedPage(items, prs, "next" in response.links)
+        following = response.links.get("next")
+        return ListedPage(items, prs, following is not None, self.client.relative(following) if following else None)
 
     async def comments(self, repo: RepoInfo, item: dict[str, Any]) -> tuple[IssueComment, ...]:
         path = f"/repos/{repo.issue_repo}/issues/{item_number(item)}/comments"
@@ -124,7 +134,7 @@ class GitCodeIssues:
         self.client = client
         self.limits = limits
 
-    async def list_page(self, repo: RepoInfo, since: str | None, page: int) -> ListedPage:
+    async def list_page(self, repo: RepoInfo, since: str | None, page: int, next_path: str | None = None) -> ListedPage:
         params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
         if since:
             # GitCode documents an offset timestamp (the "+" URL-encoded, which httpx does).

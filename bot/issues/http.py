@@ -143,6 +143,13 @@ class HostClient:
             links = {rel: str(link.get("url", "")) for rel, link in response.links.items()}
             return ApiResponse(data, response.headers, links)
 
+    def relative(self, url: str) -> str:
+        """A link the API sent (Link: next), as a path under the base URL. A link to anywhere
+        else is refused: the token must only ever travel to the configured host."""
+        if url.startswith(self._base + "/"):
+            return url[len(self._base) :]
+        raise ApiError(f"{self.name} sent a next-page link outside its configured base URL; not following it")
+
     def _clean(self, text: str) -> str:
         return self._redact(" ".join(text.split()))[:300]
 

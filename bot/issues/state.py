@@ -4,7 +4,8 @@ Per repository:
 - `since`: the newest updated_at of the last completed run; the next run asks for issues updated
   at or after it.
 - `pending`: a run in progress (or cut short): the `since` that run asked with, the next page to
-  fetch, the newest updated_at seen so far and the pages done. It is written only after the
+  fetch (GitHub: the path and query of its Link `next`, which is a cursor on large listings;
+  GitCode: a page number), the newest updated_at seen so far and the pages done. It is written only after the
   page's issues are on disk (fsynced), so a crash resumes at the first page not yet stored.
 
 The file holds no token and nothing from the APIs but timestamps and counters. Writes are atomic
@@ -27,6 +28,7 @@ class Pending:
     next_page: int
     newest: str | None
     pages: int = 0
+    next_path: str | None = None  # relative to the API base URL; None: ask for `next_page`
 
 
 @dataclass(frozen=True)
@@ -104,5 +106,8 @@ def _entry(raw: Any) -> RepoState:
         pages = pending_raw.get("pages", 0)
         if not isinstance(page, int) or page < 1 or not isinstance(pages, int):
             raise ValueError("bad page")
-        pending = Pending(_opt_str(pending_raw.get("since")), page, _opt_str(pending_raw.get("newest")), pages)
+        next_path = _opt_str(pending_raw.get("next_path"))
+        if next_path is not None and not next_path.startswith("/"):
+            raise ValueError("bad next_path")
+        pending = Pending(_opt_str(pending_raw.get("since")), page, _opt_str(pending_raw.get("newest")), pages, next_path)
     return RepoState(_opt_str(raw.get("since")), _opt_str(raw.get("synced_at")), pending)

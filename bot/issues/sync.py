@@ -171,11 +171,22 @@ async def sync_repo(
     def outcome(**extra: Any) -> RepoOutcome:
         return RepoOutcome(repo.name, new, updated, pages, clock.monotonic() - started, skipped, **extra)
 
+    may_restart = cursor.next_path is not None  # a cursor saved by an earlier run may have expired
     try:
         while True:
             if max_pages is not None and pages >= max_pages:
                 return outcome(complete=False)
-            listed = await host.list_page(repo, cursor.since, cursor.next_page)
+            try:
+                listed = await host.list_page(repo, cursor.since, cursor.next_page, cursor.next_path)
+            except ApiError as exc:
+                if not (may_restart and exc.status in (400, 404, 410, 422)):
+                    raise
+                # Walk again from the first page with the same `since`: what is stored is skipped
+                # as unchanged, so this costs requests, not duplicates.
+                cursor = Pending(cursor.since, 1, cursor.newest, cursor.pages)
+                may_restart = False
+                continue
+            may_restart = False
             batch: list[StoredIssue] = []
             newest = cursor.newest
             for item in listed.items:
@@ -200,7 +211,7 @@ async def sync_repo(
                     new += 1
                 known[issue.number] = issue.updated_at
             pages += 1
-            cursor = Pending(cursor.since, cursor.next_page + 1, newest, cursor.pages + 1)
+            cursor = Pending(cursor.since, cursor.next_page + 1, newest, cursor.pages + 1, listed.next_path)
             if not listed.has_next:
                 done_at = datetime.fromtimestamp(clock.time(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
                 state.put(repo.name, RepoState(since=newest or cursor.since, synced_at=done_at, pending=None))

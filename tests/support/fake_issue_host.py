@@ -2,8 +2,10 @@
 
 Unlike fake_issue_apis.py (search and single issues for the research tools), these serve the
 repository listing the way the real APIs page it: `state=all&sort=updated&direction=desc`,
-`since` (updated at or after), `page`/`per_page`, a Link header (GitHub) or a `total_page`
-header (GitCode), pull requests mixed in on GitHub, and comments per issue.
+`since` (updated at or after), `per_page`, pull requests mixed in on GitHub, and comments per
+issue. GitHub pages like it does on large listings: the first page by `page=1`, every next page
+through the Link header at `/repositories/<id>/issues?…&after=<cursor>`, and a deeper `page`
+number is refused with 422. GitCode pages by `page` with a `total_page` header.
 
 Faults are scripted by the test: a status for given pages (`fail_listing`), GitHub's budget
 running out with a reset time taken from the test's clock (`exhaust_budget`), GitCode's 429
@@ -84,9 +86,13 @@ class FakeIssueHost:
         self._throttle = 0
         self._retry_after = 0
         self.early_requests = 0
+        self.served: list[tuple[str, int]] = []  # (repo, page number) of every listing page answered
+        self._cursor_epoch = 0  # bumped by expire_cursors(): older cursors are refused
+        self._repo_ids = {repo: 1000 + i for i, repo in enumerate(issues)}
         self.server = FakeServer(
             [
                 Route(self.prefix + "/repos/{owner}/{name}/issues", self._listing),
+                Route("/repositories/{repo_id:int}/issues", self._listing),
                 Route(self.prefix + "/repos/{owner}/{name}/issues/{number:int}/comments", self._comments),
             ]
         )
@@ -107,6 +113,10 @@ class FakeIssueHost:
         else:
             self._budget_after = after_responses
 
+    def expire_cursors(self) -> None:
+        """GitHub: cursors handed out so far are refused (422) from now on."""
+        self._cursor_epoch += 1
+
     def throttle(self, requests: int, retry_after: int) -> None:
         """GitCode: the next `requests` requests are answered 429 with Retry-After."""
         self._throttle = requests
@@ -122,8 +132,12 @@ class FakeIssueHost:
         return self.server.url + self.prefix
 
     def listing_requests(self, repo: str) -> list[dict[str, str]]:
-        path = f"{self.prefix}/repos/{repo}/issues"
-        return [r.query for r in self.server.requests if r.path == path]
+        paths = {f"{self.prefix}/repos/{repo}/issues", f"/repositories/{self._repo_ids.get(repo)}/issues"}
+        return [r.query for r in self.server.requests if r.path in paths]
+
+    def pages(self, repo: str) -> list[int]:
+        """The listing pages answered with issues, in order (retried and refused requests excluded)."""
+        return [page for name, page in self.served if name == repo]
 
     def comment_requests(self) -> list[str]:
         return [r.path for r in self.server.requests if r.path.endswith("/comments")]
@@ -187,9 +201,21 @@ class FakeIssueHost:
     async def _listing(self, request: Request) -> Response:
         if (gated := self._gate()) is not None:
             return gated
-        repo = f"{request.path_params['owner']}/{request.path_params['name']}"
+        if "repo_id" in request.path_params:
+            repo = next((r for r, i in self._repo_ids.items() if i == request.path_params["repo_id"]), "")
+        else:
+            repo = f"{request.path_params['owner']}/{request.path_params['name']}"
         q = request.query_params
-        page, per_page = int(q.get("page", "1")), int(q.get("per_page", "30"))
+        per_page = int(q.get("per_page", "30"))
+        if "after" in q:
+            epoch, _, page_text = q["after"].partition(".")
+            if int(epoch) != self._cursor_epoch:
+                return JSONResponse({"message": "cursor expired"}, status_code=422)
+            page = int(page_text)
+        else:
+            page = int(q.get("page", "1"))
+            if self.kind == "github" and page > 1:
+                return JSONResponse({"message": "Pagination with the page parameter is not supported for large datasets"}, status_code=422)
         for fault in self._faults:
             if (fault.pages is None or page in fault.pages) and (fault.times is None or fault.times > 0):
                 if fault.times is not None:
@@ -203,15 +229,14 @@ class FakeIssueHost:
         chunk = rows[(page - 1) * per_page : page * per_page]
         headers = self._budget_headers()
         if self.kind == "github":
-            links = []
             if page < total_pages:
-                links.append(f'<{self._page_url(request, page + 1)}>; rel="next"')
-                links.append(f'<{self._page_url(request, total_pages)}>; rel="last"')
-            if links:
-                headers["link"] = ", ".join(links)
+                keep = {k: v for k, v in q.items() if k not in ("page", "after")}
+                query = "&".join(f"{k}={v}" for k, v in {**keep, "after": f"{self._cursor_epoch}.{page + 1}"}.items())
+                headers["link"] = f'<{self.url}/repositories/{self._repo_ids[repo]}/issues?{query}>; rel="next"'
         else:
             headers["total_page"] = str(total_pages)
             headers["total_count"] = str(len(rows))
+        self.served.append((repo, page))
         return JSONResponse([self._item(repo, i) for i in chunk], headers=headers)
 
     def _page_url(self, request: Request, page: int) -> str:
