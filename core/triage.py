@@ -62,6 +62,8 @@ _CODE_QUESTION = re.compile(
     r"|在哪(?:个|里|儿)?(?:文件|实现|定义|注册|目录|模块)?|哪个(?:文件|模块|类|函数|目录)|代码(?:在|位置)|源码(?:在|位置)|入口在|实现在",
     re.IGNORECASE,
 )
+# Product facts that describe a failure: when one matches a problem report it is the conclusion.
+_SIGNATURE_FACT_KINDS = frozenset({"error", "limitation"})
 _PLACEHOLDERS = {"<vllm-version>": "vllm", "<vllm-ascend-version>": "vllm-ascend"}
 
 
@@ -612,6 +614,9 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             return with_pattern(t("c_other_version", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend), versions, v.sources)
         if v.status == "unknown":
             return with_pattern(t("c_unknown_version", va=v.found), None, v.sources)
+    fact = next((f for f in report.product_facts if getattr(f, "kind", "") in _SIGNATURE_FACT_KINDS), None)
+    if fact is not None:
+        return with_pattern(t("c_fact", title=fact.title(lang)), pattern)
     if pattern is not None:
         causes = _notes(pattern.causes, report)[:2]
         if causes:
@@ -759,7 +764,10 @@ def triage(
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
     if found is None:
-        parts.append(t("nothing_with_lookups") if lookups or report.code_entries else t("nothing"))
+        if not lookups and not report.code_entries:
+            parts.append(t("nothing"))
+        else:
+            parts.append(t("nothing_with_lookups") if report.kind == "problem" else t("lookups_intro"))
     if lookups:
         parts.append(t("lookups") + "\n" + _grouped(lookups, routed, t, kb))
         refs += [ref for line in lookups for ref in line[2]]

@@ -23,9 +23,14 @@ T: dict[str, tuple[str, str]] = {
     ),
     "c_pattern": ("This matches **{title}**; the usual causes are {causes}.", "这符合**{title}**的特征；常见原因是{causes}。"),
     "nothing_with_lookups": (
-        "No known problem signature matched; here is what the knowledge base has on what you mention.",
-        "没有匹配到已知的问题特征；以下是知识库中与你提到的内容相关的信息。",
+        "No known failure signature matched; here is what the knowledge base has on what you mention.",
+        "没有匹配到已知的故障特征；以下是知识库中与你提到的内容相关的信息。",
     ),
+    "lookups_intro": (
+        "Here is what the built-in knowledge base has on what you mention.",
+        "以下是内置知识库中与你提到的内容相关的信息。",
+    ),
+    "c_fact": ("This matches a known issue: **{title}** (details below).", "这符合一个已知问题：**{title}**（详见下文）。"),
     "nothing": (
         "Nothing in the built-in knowledge base matched this question specifically.",
         "内置知识库中没有与这个问题具体匹配的内容。",

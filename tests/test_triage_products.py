@@ -152,7 +152,7 @@ def test_conclusion_only_when_a_signature_matched() -> None:
     assert not vague.startswith("**Conclusion:**") and "This looks like" not in vague
     assert vague.splitlines()[0] in (
         "Nothing in the built-in knowledge base matched this question specifically.",
-        "No known problem signature matched; here is what the knowledge base has on what you mention.",
+        "No known failure signature matched; here is what the knowledge base has on what you mention.",
     )
 
 
