@@ -123,3 +123,23 @@ async def test_bad_numbers_are_rejected(tmp_path):
     dataset = write_jsonl(tmp_path / "set.jsonl", QUESTIONS)
     code, _, err = await run_eval(str(dataset), "-k", "0", env=env_for(tmp_path))
     assert code == 2 and "must be at least 1" in err
+
+
+async def test_recall_at_k_uses_the_index_the_conversation_opened(tmp_path):
+    faq = "# FAQ\n\n## Which CANN version does vllm-ascend need on Atlas 800I A2?\n\nUse the CANN release of the matrix.\n"
+    make_repo(tmp_path / "repos" / "vllm-project" / "vllm-ascend", {"docs/source/faqs.md": faq, "README.md": "# vLLM Ascend\n"})
+    env = env_for(tmp_path)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "index", "vllm-project/vllm-ascend", cwd=ROOT, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    dataset = write_jsonl(tmp_path / "set.jsonl", QUESTIONS[:1] + [{**QUESTIONS[1], "evidence": ["verylucky01/MindIE-LLM:docs/x.md"]}])
+    code, _, stderr = await run_eval(str(dataset), "--offline", "-k", "3", "--out", str(tmp_path / "o"), env=env)
+    assert code == 0, stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["index"] == "searched with the knowledge index"
+    hits = {q["id"]: q["verdicts"]["evidence_hit_at_k"] for q in report["questions"]}
+    assert hits == {"route-1": True, "route-2": False}  # the FAQ is indexed; MindIE-LLM is not
+    assert report["overall"]["evidence_recall_at_k"] == 0.5

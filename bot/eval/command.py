@@ -80,7 +80,10 @@ async def cmd_eval(args: argparse.Namespace, settings: Any) -> int:
 
     offline = args.offline or not settings.llm_enabled
     conversation, researcher = local_conversation(settings, offline, on_research=observe_research)
-    retriever, index_note = open_retriever(settings)
+    # The index the conversation already opened (one copy in memory); else say why there is none.
+    retriever, index_note = getattr(conversation, "_retriever", None), ""
+    if retriever is None:
+        retriever, index_note = open_retriever(settings)
     judge = None
     if args.judge:
         from bot.eval.judge import build_judge  # noqa: PLC0415 - anthropic SDK only when judging
