@@ -79,3 +79,43 @@ async def test_token_budget_stops_starting_questions_and_the_report_says_how_man
     assert report["run"]["questions_skipped"] == 3 and report["run"]["skipped_ids"] == ["b", "c", "d"]
     assert report["overall"]["n"] == 1 and report["run"]["tokens_spent"] > 1
     assert "3 questions skipped" in out and "token budget spent" in err
+
+
+async def test_model_answers_report_their_tokens_and_tool_calls(tmp_path: Path):
+    """Not offline: each answer is researched through the fake model (one tool call, then the
+    answer); the per-answer cost in the report comes from the research outcomes."""
+    questions = [q for q in QUESTIONS if q["id"] in ("a", "b")]
+    dataset = write_jsonl(tmp_path / "set.jsonl", questions)
+    research_usage: list[dict[str, int]] = []
+
+    def script(body: dict[str, Any]) -> Turn:
+        if not body.get("tools"):
+            return judge_script(body)
+        already_used_tool = any(
+            isinstance(m["content"], list) and any(b.get("type") == "tool_result" for b in m["content"])
+            for m in body["messages"]
+        )
+        if already_used_tool:
+            return Turn([text("In vllm-ascend, check the version matrix first.")])
+        return Turn([{"type": "tool_use", "name": "lookup_diagnostics", "input": {"text": "507015"}}])
+
+    async with FakeAnthropic(script) as model:
+        env = env_for(tmp_path) | {"ANTHROPIC_API_KEY": CANARY, "ANTHROPIC_BASE_URL": model.url,
+                                   "DEEPWIKI_MCP_URL": "http://127.0.0.1:9/mcp", "GITHUB_API_URL": "http://127.0.0.1:9",
+                                   "GITCODE_API_URL": "http://127.0.0.1:9"}
+        code, out, err = await run_eval(str(dataset), "--judge", "--concurrency", "2", "--out", str(tmp_path / "o"), env=env)
+        research_usage = [u for b, u in zip(model.bodies, model.usages) if b.get("tools")]
+    assert code == 0, err
+    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["mode"].startswith("model")
+    assert len(research_usage) == 4  # two model turns per answer
+    cost = report["cost"]["overall"]
+    assert cost["answers"] == 2 and cost["tool_calls_per_answer"] == 1.0
+    total_in = sum(u["input_tokens"] + u["cache_creation_input_tokens"] for u in research_usage)
+    total_out = sum(u["output_tokens"] for u in research_usage)
+    total_cached = sum(u["cache_read_input_tokens"] for u in research_usage)
+    assert cost["tokens_in_per_answer"] == round(total_in / 2, 1) and cost["tokens_out_per_answer"] == round(total_out / 2, 1)
+    assert cost["tokens_cached_per_answer"] == round(total_cached / 2, 1)
+    per_question = sum(q["bot"]["tokens"]["input"] for q in report["questions"])
+    assert per_question == total_in
+    assert report["overall"]["facts_full"] == 3 / 5  # the judge still grades both answers
