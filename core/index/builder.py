@@ -7,11 +7,12 @@ then recomputed from the cached tokens (seconds) and written as a new generation
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import time
 from array import array
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from core.index.store import write_generation
 from core.index.tokenizer import tokenize
 from core.index.translations import parse_po, source_stem, translations_for
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 3  # bump when the chunker or the tokenizer changes: cached units are then rebuilt
 MAX_TEXT_CHARS = 6000  # what a passage carries; longer units are windows already
 
 
@@ -139,18 +140,21 @@ def scan_repository(source: RepoSource, cache: dict[str, Any]) -> tuple[dict[str
 
 
 def scan_issues(issues: Iterable[IssueUnit], cache: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """New cache content with the issues; and how many were (re)tokenized."""
     old: dict[str, Any] = cache.get("issues", {})
     new: dict[str, Any] = {}
+    changed = 0
     for issue in issues:
         key = str(issue.number)
         previous = old.get(key)
         if previous is not None and previous["key"] == issue.version:
             new[key] = previous
             continue
+        changed += 1
         body = tokenize(issue.text)
         new[key] = {"key": issue.version, "url": issue.url, "units": [[issue.title, 1, issue.text.count("\n") + 1, "issue",
                     issue.text[:MAX_TEXT_CHARS], " ".join(body), " ".join(tokenize(issue.title))]]}
-    return {**cache, "issues": new}, len(new)
+    return {**cache, "issues": new}, changed
 
 
 def build_index(
@@ -179,6 +183,7 @@ def build_index(
             note = ""
             files = changed = 0
             if rescan is None or source.name in rescan:
+                before = (cache.get("commit"), sorted(cache.get("files", {})), sorted(cache.get("issues", {})))
                 if (source.clone / ".git").exists() or (source.clone / "HEAD").exists():
                     try:
                         cache, files, changed = scan_repository(source, cache)
@@ -187,8 +192,12 @@ def build_index(
                 else:
                     note = "no clone"
                 if data_dir is not None:
-                    cache, issues = scan_issues(issue_units(data_dir, source.name), cache)
-                _save_cache(index_dir, source.name, cache)
+                    cache, issues_changed = scan_issues(issue_units(data_dir, source.name), cache)
+                else:
+                    issues_changed = 0
+                after = (cache.get("commit"), sorted(cache.get("files", {})), sorted(cache.get("issues", {})))
+                if changed or issues_changed or before != after or not _cache_path(index_dir, source.name).exists():
+                    _save_cache(index_dir, source.name, cache)
             else:
                 files = len(cache.get("files", {}))
                 note = "kept"
@@ -206,38 +215,27 @@ def build_index(
 def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, str], params: RankingParams,
            reports: list[RepoReport]) -> tuple[str, int]:
     repo_names = sorted(caches)
-    vocab: dict[str, int] = {}
-    term_ids = array("i")
-    doc_ids = array("i")
-    tfs = array("f")
+    # token -> id without a Python-level branch per token (a C-level map over every token)
+    vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    ids = array("i")
     lengths = array("i")
     unit_repo = array("h")
     unit_file = array("i")
     flags = array("B")
-    metas: list[list[Any]] = []
+    metas: list[str] = []
     texts: list[str] = []
     file_no = 0
-    doc = 0
 
     def add(repo_id: int, path: str, url: str, unit: CachedUnit, path_tokens: list[str]) -> None:
-        nonlocal doc
         title, start, end, kind, text, body, title_tokens = unit
         tokens = body.split() + title_tokens.split() * params.title_repeat + path_tokens * params.path_repeat
-        counts = Counter(tokens)
-        for token, tf in counts.items():
-            term = vocab.get(token)
-            if term is None:
-                term = vocab[token] = len(vocab)
-            term_ids.append(term)
-            doc_ids.append(doc)
-            tfs.append(tf)
+        ids.extend(map(vocab.__getitem__, tokens))
         lengths.append(len(tokens))
         unit_repo.append(repo_id)
         unit_file.append(file_no)
         flags.append(unit_flags(path, kind))
-        metas.append([path, title, kind, start, end, url])
+        metas.append(encode_meta(path, title, kind, start, end, url))
         texts.append(text)
-        doc += 1
 
     for repo_id, repo in enumerate(repo_names):
         cache = caches[repo]
@@ -253,34 +251,53 @@ def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, 
                 add(repo_id, f"issues/{number}", entry["url"], unit, [])
             file_no += 1
 
-    arrays = _bm25(np.frombuffer(term_ids, dtype=np.int32), np.frombuffer(doc_ids, dtype=np.int32),
-                   np.frombuffer(tfs, dtype=np.float32), np.frombuffer(lengths, dtype=np.int32), len(vocab), params)
+    n_units = len(lengths)
+    length_arr = np.frombuffer(lengths, dtype=np.int32) if n_units else np.zeros(0, dtype=np.int32)
+    token_ids = np.frombuffer(ids, dtype=np.int32) if len(ids) else np.zeros(0, dtype=np.int32)
+    doc_of = np.repeat(np.arange(n_units, dtype=np.int64), length_arr)
+    # (term, unit) pairs with their counts, sorted by term then unit: one sort of int64 keys
+    keys, tfs = np.unique(token_ids.astype(np.int64) * max(n_units, 1) + doc_of, return_counts=True)
+    terms = (keys // max(n_units, 1)).astype(np.int32)
+    docs = (keys % max(n_units, 1)).astype(np.int32)
+    arrays = _bm25(terms, docs, tfs.astype(np.float32), length_arr, len(vocab), params)
     arrays.update(
-        unit_repo=np.frombuffer(unit_repo, dtype=np.int16).copy(),
-        unit_file=np.frombuffer(unit_file, dtype=np.int32).copy(),
-        unit_flags=np.frombuffer(flags, dtype=np.uint8).copy(),
+        unit_repo=np.frombuffer(unit_repo, dtype=np.int16).copy() if n_units else np.zeros(0, np.int16),
+        unit_file=np.frombuffer(unit_file, dtype=np.int32).copy() if n_units else np.zeros(0, np.int32),
+        unit_flags=np.frombuffer(flags, dtype=np.uint8).copy() if n_units else np.zeros(0, np.uint8),
     )
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     manifest = {
         "created_at": now,
         "repo_names": repo_names,
         "repos": {r.repo: {"commit": r.commit, "files": r.files, "units": r.units, "issues": r.issues} for r in reports},
-        "units": doc,
+        "units": n_units,
         "params": {"k1": params.k1, "b": params.b, "title_repeat": params.title_repeat, "path_repeat": params.path_repeat},
     }
-    return write_generation(index_dir, manifest, arrays, vocab, metas, texts), doc
+    return write_generation(index_dir, manifest, arrays, dict(vocab), metas, texts), n_units
+
+
+_SEP = "\x1f"  # ASCII unit separator: never part of a path, a heading or a URL
+
+
+def encode_meta(path: str, title: str, kind: str, start: int, end: int, url: str) -> str:
+    return _SEP.join((path.replace(_SEP, " "), title.replace(_SEP, " "), kind, str(start), str(end), url.replace(_SEP, " ")))
+
+
+def decode_meta(raw: str) -> tuple[str, str, str, int, int, str]:
+    path, title, kind, start, end, url = raw.split(_SEP)
+    return path, title, kind, int(start), int(end), url
 
 
 def _bm25(terms: np.ndarray, docs: np.ndarray, tfs: np.ndarray, lengths: np.ndarray, vocab_size: int,
           params: RankingParams) -> dict[str, np.ndarray]:
     """Per (term, unit) BM25 weights, stored by term (CSC): a query sums a few columns."""
     n = max(len(lengths), 1)
-    df = np.bincount(terms, minlength=vocab_size).astype(np.float64)
+    df = np.bincount(terms, minlength=vocab_size).astype(np.float64) if len(terms) else np.zeros(vocab_size)
     idf = np.log1p((n - df + 0.5) / (df + 0.5)).astype(np.float32)
     avgdl = float(lengths.mean()) if len(lengths) else 1.0
     norm = params.k1 * (1 - params.b + params.b * lengths[docs] / avgdl)
     weights = (idf[terms] * tfs * (params.k1 + 1) / (tfs + norm)).astype(np.float32)
-    order = np.argsort(terms, kind="stable")
+    order = np.argsort(terms, kind="stable")  # already sorted when called from _write: a cheap pass
     ptr = np.zeros(vocab_size + 1, dtype=np.int64)
     np.cumsum(df.astype(np.int64), out=ptr[1:])
     return {"idf": idf, "ptr": ptr, "docs": docs[order].astype(np.int32), "weights": weights[order]}

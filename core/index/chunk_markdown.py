@@ -18,7 +18,7 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:Q\d*|问题\d*|问)\s*[:：]\s*(.+?)(?:\*\*)?\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>])\1{2,}\s*$")
-_MD_MARKUP = re.compile(r"[*_`]|\\(?=[_*])")
+_MD_MARKUP = re.compile(r"[*`]|\\(?=[_*\\])")
 
 
 @dataclass
@@ -100,6 +100,7 @@ def chunk_markdown(text: str, path: str, *, rst: bool = False) -> list[Chunk]:
     faq = is_faq_path(path)
     heads = _headings(lines, faq, rst)
     root = _tree(lines, heads)
+    entry_level = _entry_level(heads) if faq else None
     out: list[Chunk] = []
     heading_lines = {h[0] for h in heads}
     pending: list[tuple[int, str]] = []
@@ -129,7 +130,11 @@ def chunk_markdown(text: str, path: str, *, rst: bool = False) -> list[Chunk]:
     def visit(node: _Node, trail: tuple[str, ...]) -> None:
         here = (*trail, node.title) if node.title else trail
         size = node.subtree_end - node.start
-        if node is not root and (size <= MAX_SECTION_LINES or not node.children):
+        if entry_level is not None and node is not root:
+            whole = node.level >= entry_level or not node.children  # an FAQ entry, however long
+        else:
+            whole = size <= MAX_SECTION_LINES or not node.children
+        if node is not root and whole:
             emit(node.start, node.subtree_end, here)
             return
         # too big (or the root): own text first, then each child
@@ -137,8 +142,8 @@ def chunk_markdown(text: str, path: str, *, rst: bool = False) -> list[Chunk]:
         if node is root:
             if own_end > 0:
                 emit(0, own_end, here)
-        elif own_end - node.start > 1:
-            emit(node.start, own_end, here)
+        elif any(line.strip() for line in lines[node.start + 1 : own_end]):
+            emit(node.start, own_end, here)  # a bare parent heading lives on in its children's titles
         for child in node.children:
             visit(child, here)
 
@@ -147,6 +152,21 @@ def chunk_markdown(text: str, path: str, *, rst: bool = False) -> list[Chunk]:
         first, title = pending[0]
         out.append(Chunk(title, first + 1, first + 1, "doc", lines[first]))
     return out
+
+
+def _entry_level(heads: list[tuple[int, int, str]]) -> int | None:
+    """The heading level of an FAQ page's questions: many distinct titles, few repeats
+    (sub-headings such as "cause" / "fix" / 解决措施 repeat under every question)."""
+    titles: dict[int, list[str]] = {}
+    for _, level, title in heads:
+        titles.setdefault(level, []).append(title)
+    best, best_score = None, 1
+    for level in sorted(titles):
+        distinct = len(set(titles[level]))
+        score = distinct - (len(titles[level]) - distinct)
+        if score > best_score:
+            best, best_score = level, score
+    return best
 
 
 _FAQ_PATH = re.compile(r"faq|trouble|常见问题|问题", re.IGNORECASE)

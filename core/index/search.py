@@ -6,7 +6,6 @@ a newer generation without a restart.
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.index.builder import decode_meta
 from core.index.passage import Passage, PassageKind
 from core.index.ranking import DEFAULT_PARAMS, QueryPlan, RankingParams, plan_query, prior_table
 from core.index.store import Generation, IndexMissing, current_generation, load_generation
@@ -149,6 +149,6 @@ class KnowledgeIndex:
 
     @staticmethod
     def _passage(gen: Generation, unit: int, score: float) -> Passage:
-        path, title, kind, start, end, url = json.loads(gen.metas[unit])
+        path, title, kind, start, end, url = decode_meta(gen.metas[unit])
         repo = gen.repo_names[int(gen.unit_repo[unit])]
-        return Passage(repo, path, title or path, url, kind, int(start), int(end), score, gen.texts[unit])
+        return Passage(repo, path, title or path, url, kind, start, end, score, gen.texts[unit])  # type: ignore[arg-type]

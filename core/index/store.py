@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
 CURRENT = "CURRENT"
 KEEP_GENERATIONS = 2  # the live one and the one before (a worker may still be reading it)
 
@@ -28,7 +28,7 @@ class IndexMissing(Exception):
 
 
 def write_generation(index_dir: Path, manifest: dict[str, Any], arrays: dict[str, np.ndarray], vocab: dict[str, int],
-                     metas: list[list[Any]], texts: list[str]) -> str:
+                     metas: list[str], texts: list[str]) -> str:
     index_dir.mkdir(parents=True, exist_ok=True)
     name = f"gen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{time.monotonic_ns() % 1_000_000:06d}"
     tmp = index_dir / f".{name}.tmp"
@@ -36,7 +36,7 @@ def write_generation(index_dir: Path, manifest: dict[str, Any], arrays: dict[str
     for key, array in arrays.items():
         np.save(tmp / f"{key}.npy", array, allow_pickle=False)
     (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    _write_blobs(tmp / "meta", [json.dumps(m, ensure_ascii=False, separators=(",", ":")) for m in metas])
+    _write_blobs(tmp / "meta", metas)
     _write_blobs(tmp / "text", texts)
     manifest = {**manifest, "format": FORMAT, "generation": name}
     (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1), encoding="utf-8")
