@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ PROMPT_PATH = Path(__file__).resolve().parents[2] / "eval" / "judge_prompt.md"
 ANSWER_MAX_CHARS = 24_000  # a judge sees what a user would read; longer answers are cut, with a note
 _GRADES: dict[str, FactGrade] = {"full": "full", "partial": "partial", "missing": "missing"}
 _TAGS = {"wrong_product", "literal_example", "wrong_diagnosis", "contradicting_command", "refusal"}
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,7 @@ def judge_request(question: str, repos: tuple[str, ...], facts: tuple[str, ...],
 
 def parse_verdict(reply: str, expected_facts: int) -> JudgeVerdict:
     """The judge's JSON reply, checked against the format the prompt asks for."""
-    body = _FENCE.sub("", reply.strip())
+    body = _without_fence(reply.strip())
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
         raise JudgeReplyError("no JSON object in the reply")
@@ -118,6 +116,15 @@ def parse_verdict(reply: str, expected_facts: int) -> JudgeVerdict:
         usefulness=str(data.get("usefulness", ""))[:40],
         why=str(data.get("why", ""))[:500],
     )
+
+
+def _without_fence(body: str) -> str:
+    """A reply wrapped in a ```json fence despite the prompt; string operations, no regex."""
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+    if body.endswith("```"):
+        body = body[:-3]
+    return body.strip()
 
 
 class Judge:
