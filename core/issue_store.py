@@ -158,6 +158,28 @@ def read_issue_file(path: Path) -> IssueFile:
     return IssueFile(tuple(newest[n][1] for n in sorted(newest)), skipped, total)
 
 
+def stored_versions(path: Path) -> dict[int, str]:
+    """Issue number -> newest stored updated_at, without keeping bodies in memory (the sync
+    needs only this to tell new from updated from unchanged)."""
+    versions: dict[int, tuple[datetime, str]] = {}
+    if not path.exists():
+        return {}
+    with path.open("rb") as handle:
+        for raw in handle:
+            try:
+                obj = json.loads(raw)
+                number, updated = obj["number"], obj["updated_at"]
+                if isinstance(number, bool) or not isinstance(number, int) or not isinstance(updated, str):
+                    continue
+                moment = parse_time(updated)
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+                continue
+            held = versions.get(number)
+            if held is None or moment >= held[0]:
+                versions[number] = (moment, updated)
+    return {n: v[1] for n, v in versions.items()}
+
+
 def iter_issues(data_dir: Path, repo: str) -> Iterator[StoredIssue]:
     """The stored issues of one repository (empty when never synced); corrupt lines are
     skipped and counted in a warning, never raised."""

@@ -39,7 +39,7 @@ from core.issue_store import (
     issues_dir,
     issues_path,
     parse_time,
-    read_issue_file,
+    stored_versions,
     utc_iso,
 )
 from core.research.redact import Redactor
@@ -162,8 +162,7 @@ async def sync_repo(
     initial_since: str | None = None,
 ) -> RepoOutcome:
     started = clock.monotonic()
-    stored = read_issue_file(issues_path(data_dir, repo.name))
-    known = {i.number: i.updated_at for i in stored.issues}
+    known = stored_versions(issues_path(data_dir, repo.name))
     entry = state.get(repo.name)
     cursor = entry.pending or Pending(since=entry.since or initial_since, next_page=1, newest=None)
     new = updated = pages = skipped = 0
@@ -221,7 +220,7 @@ async def sync_repo(
         return outcome(error=str(exc))
     except OSError as exc:
         return outcome(error=f"could not write under {issues_dir(data_dir)} ({type(exc).__name__}: {exc.strerror or exc})")
-    _compact_if_bloated(data_dir, repo.name)
+    _compact_if_bloated(data_dir, repo.name, len(known))
     return outcome()
 
 
@@ -236,9 +235,13 @@ async def _comments(host: IssueHost, repo: RepoInfo, item: dict[str, Any]) -> tu
         raise
 
 
-def _compact_if_bloated(data_dir: Path, repo: str) -> None:
-    current = read_issue_file(issues_path(data_dir, repo))
-    if current.total_lines > max(10, len(current.issues) * _COMPACT_RATIO):
+def _compact_if_bloated(data_dir: Path, repo: str, issues: int) -> None:
+    path = issues_path(data_dir, repo)
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        lines = sum(1 for line in handle if line.strip())
+    if lines > max(10, issues * _COMPACT_RATIO):
         compact_issue_file(data_dir, repo)
 
 
