@@ -39,7 +39,9 @@ _HTTPS = re.compile(r"^https://[^\s]+$")
 _REPO_PATH = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<path>[^\s:]+)$")
 # A literal example version in a command would be advice for someone else's
 # setup (issue 12); commands carry placeholders like <vllm-version> instead.
-_LITERAL_VERSION = re.compile(r"(?<![\w.<-])v?\d+\.\d+\.\d+(?:rc\d+)?(?![\w.>])")
+_LITERAL_VERSION = re.compile(
+    r"(?<![\w.<-])v?\d+\.\d+(?:\.\d+|\.rc\d+)(?:rc\d+)?(?:\.post\d+)?(?![\w.>])", re.IGNORECASE
+)
 # A lower bound ("pydantic>=2.10.1") is a requirement, not somebody's example version.
 _LOWER_BOUND = re.compile(r"(?:>=|~=|>)\s*v?\d[\w.]*")
 

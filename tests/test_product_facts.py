@@ -164,6 +164,8 @@ def test_a_valid_fixture_loads_with_placeholders_and_lower_bounds(tmp_path: Path
         ({"source": f"{LLM}:../outside.md"}, "leaves its repository"),
         ({"commands": ["export VLLM_VERSION=0.11.0"]}, "literal version"),
         ({"commands": ["pip install vllm-ascend==v0.9.1rc1"]}, "literal version"),
+        ({"commands": ["pip install torch_npu==2.10.0.post4"]}, "literal version"),
+        ({"commands": ["docker pull quay.io/ascend/cann:8.2.RC1-910b"]}, "literal version"),
     ],
 )
 def test_bad_fact_is_rejected_with_file_and_id(tmp_path: Path, overrides: dict[str, Any], message: str) -> None:
