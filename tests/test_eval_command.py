@@ -143,3 +143,12 @@ async def test_recall_at_k_uses_the_index_the_conversation_opened(tmp_path):
     hits = {q["id"]: q["verdicts"]["evidence_hit_at_k"] for q in report["questions"]}
     assert hits == {"route-1": True, "route-2": False}  # the FAQ is indexed; MindIE-LLM is not
     assert report["overall"]["evidence_recall_at_k"] == 0.5
+
+
+async def test_an_unwritable_report_directory_is_one_clear_line(tmp_path):
+    dataset = write_jsonl(tmp_path / "set.jsonl", QUESTIONS)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    code, out, err = await run_eval(str(dataset), "--offline", "--out", str(blocker / "sub"), env=env_for(tmp_path))
+    assert code == 2 and "cannot write the reports" in err and "Traceback" not in err
+    assert "overall" in out  # the figures were still printed

@@ -144,8 +144,12 @@ async def cmd_eval(args: argparse.Namespace, settings: Any) -> int:
         run["judge"] = judge.config.to_dict()
     report = build_report(outcome.results, run, judged=judge is not None)
     out_dir = args.out or Path(settings.data_dir) / "eval" / now.strftime("%Y%m%dT%H%M%SZ")
-    json_path, md_path = write_report(report, out_dir)
     print(plain_table(report))
+    try:
+        json_path, md_path = write_report(report, out_dir)
+    except OSError as exc:
+        print(f"eval: cannot write the reports to {out_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     if retriever is None:
         print(f"evidence recall@k: not measured ({index_note})")
     errors = sum(1 for r in outcome.results if r.error)
