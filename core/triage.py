@@ -114,6 +114,7 @@ class DiagnosticReport:
     main_branch: MainBranch | None = None
     code_entries: tuple[CodeMapEntry, ...] = ()
     product_facts: tuple[Any, ...] = ()
+    flag_notes: tuple[tuple[str, Note, tuple[str, ...]], ...] = ()  # (flag, the note that explains it, its sources)
     signature_patterns: tuple[ProblemPattern, ...] = ()  # patterns matched by a keyword or error code
     kind: QuestionKind = "howto"
     text_low: str = field(default="", repr=False)
@@ -207,7 +208,9 @@ def check_versions(signals: Signals, kb: KnowledgeBase) -> tuple[VersionVerdict,
         shown_va = row.vllm_ascend
         if vllm:
             found = _norm_version(vllm)
-            status: VerdictStatus = "match" if found in row.vllm else "mismatch"
+            # "vllm 0.11" names a series: it cannot contradict a 0.11.x row, so it is not called a mismatch.
+            series = found.count(".") == 1 and any(v.startswith(found + ".") for v in row.vllm)
+            status: VerdictStatus = "match" if found in row.vllm or series else "mismatch"
             out.append(VersionVerdict(status, "vllm", found, " / ".join(row.vllm), shown_va, row, src))
         else:
             out.append(VersionVerdict("expected", "vllm", "", " / ".join(row.vllm), shown_va, row, src))
@@ -228,6 +231,9 @@ def check_versions(signals: Signals, kb: KnowledgeBase) -> tuple[VersionVerdict,
     elif vllm:
         found = _norm_version(vllm)
         rows = [r for r in kb.matrix.rows if found in r.vllm]
+        if not rows and found.count(".") == 1:  # "vllm 0.11": the series, every 0.11.x row
+            rows = [r for r in kb.matrix.rows if any(v.startswith(found + ".") for v in r.vllm)]
+            found = f"{found}.x" if rows else found
         expected = ", ".join(f"v{r.vllm_ascend}" for r in rows)
         srcs = tuple(dict.fromkeys(r.source for r in rows)) or (policy,)
         out.append(VersionVerdict("info", "vllm-ascend", found, expected, "", None, srcs))
@@ -340,6 +346,24 @@ def _code_entries(low: str, kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[
     return tuple(e for _, _, e in scored[:3])
 
 
+def _flag_notes(text: str, kb: KnowledgeBase, repos: tuple[str, ...], facts: tuple[Any, ...]) -> tuple[tuple[str, Note, tuple[str, ...]], ...]:
+    """For each flag the user names (--enforce-eager...), the first knowledge-base step of a routed product that uses it."""
+    if not repos:
+        return ()
+    covered = " ".join(f.text_en for f in facts)  # a product fact that explains the flag says it better
+    out = []
+    for flag in find_flags(text)[:3]:
+        if flag in covered:
+            continue
+        entries = [*((p.steps, p.sources) for p in kb.patterns), *((c.steps, c.sources) for c in kb.error_codes)]
+        for notes, sources in entries:
+            note = next((n for n in notes if flag in n.text_en and any(p in repos for p in n.products) and not n.when), None)
+            if note is not None:
+                out.append((flag, note, sources))
+                break
+    return tuple(out)
+
+
 def _question_kind(text: str, signals: Signals, is_problem: bool) -> QuestionKind:
     if _CODE_QUESTION.search(text[:2000]) and not signals.error_codes:
         return "code"
@@ -396,6 +420,7 @@ def diagnose(
     patterns, signature = _match_patterns(text, low, signals, kb, routed)
     checklist = _match_checklist(signals, kb, routed)
     facts = _product_facts(text, routed)
+    flag_notes = _flag_notes(text, kb, routed, facts)
 
     probe = DiagnosticReport(signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, ())
     kind = _question_kind(text, signals, probe.is_problem)
@@ -427,8 +452,14 @@ def diagnose(
     return DiagnosticReport(
         signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy,
         repos=routed, env_vars=env_vars, version_lookups=lookups, main_branch=main, code_entries=code_entries,
-        product_facts=facts, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
+        product_facts=facts, flag_notes=flag_notes, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
     )
+
+
+def _markers_of(text: str) -> frozenset[str]:
+    from core.product_scope import text_markers  # noqa: PLC0415 - product_scope imports this module's users only
+
+    return frozenset(m.rstrip("=") for m in text_markers(text)) | frozenset(find_env_names(text))
 
 
 def _fact_source(fact: Any, kb: KnowledgeBase) -> Source:
@@ -570,6 +601,8 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
             out.append((chip.applies_to, notes, (chip.source,)))
         else:
             out.append((scope_all, t("chip_family", id=chip.id, family=chip.family, products=", ".join(chip.products[:3])), ()))
+    for flag, note, sources in report.flag_notes:
+        out.append((note.products, f"`{flag}`{t('colon')}{note.text(lang)}", sources))
     for f in report.product_facts:
         out.append((tuple(f.products), f"**{f.title(lang)}**{t('colon')}{f.text(lang)}", ()))
     return out
@@ -763,6 +796,9 @@ def triage(
     else:
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
+    if found is not None:  # a product fact that restates the steps below would say each setting twice
+        shown = _markers_of(" ".join(n.text_en for n in steps) + " " + " ".join(c.run for c in commands))
+        lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
     if found is None:
         if not lookups and not report.code_entries:
             parts.append(t("nothing"))

@@ -12,7 +12,8 @@ from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.product_scope import command_markers, forbidden_markers, leaked_markers, scoped_advice
 from core.router import route
-from core.triage import diagnose, passage_excerpt, triage
+from core.signals import extract_signals
+from core.triage import check_versions, diagnose, passage_excerpt, triage
 
 VLLM = "vllm-project/vllm"
 VA = "vllm-project/vllm-ascend"
@@ -278,3 +279,22 @@ def test_command_markers_are_program_flags_and_settings() -> None:
         {"vllm serve", "--quantization ascend", "--enforce-eager"}
     )
     assert command_markers("export VLLM_VERSION=<vllm-version>") == frozenset({"VLLM_VERSION="})
+
+
+def test_a_named_flag_is_explained_from_the_knowledge_base() -> None:
+    text = triage("what does --enforce-eager change on vllm-ascend?", (VA,), "en").text
+    assert "`--enforce-eager`" in text and "graph capture" in text
+    assert "--enforce-eager" not in triage("what does --enforce-eager change?", (LLM,), "en").text
+
+
+def test_a_version_series_lists_its_rows_and_is_not_a_mismatch() -> None:
+    text = triage("vllm 0.11 on NPU, which vllm-ascend?", (VA,), "en").text
+    assert "vLLM 0.11.x appears in the matrix rows of vllm-ascend" in text and "v0.11.0rc3" in text
+    (v, *_) = check_versions(extract_signals("vllm-ascend 0.11.0 with vllm 0.11"), load_knowledge_base())
+    assert v.status == "match"
+
+
+def test_each_setting_is_said_once_when_steps_already_carry_it() -> None:
+    text = triage("vllm 0.11 在 NPU 上 OOM", (VA,), "zh").text
+    assert text.count("PYTORCH_NPU_ALLOC_CONF=expandable_segments:True") <= 2  # the step and its command line
+    assert text.count("--gpu-memory-utilization") <= 2
