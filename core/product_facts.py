@@ -132,6 +132,28 @@ def _check_source(file: str, where: str, ref: str, known: set[str], repos_dir: P
             raise _fail(file, where, f"source path {path!r} does not exist in the clone of {repo}")
 
 
+def _name_key(text: str) -> str:
+    # Spaces, '-' and '_' are interchangeable in names, as in repositories.json aliases.
+    return " ".join(text.lower().replace("-", " ").replace("_", " ").split())
+
+
+def _check_trigger(file: str, where: str, trigger: str, names: frozenset[str]) -> None:
+    # Too short to mean anything on its own, or a product's name: the router uses
+    # names to pick the product; a trigger must point at one fact of it.
+    if len(trigger) < (3 if trigger.isascii() else 2):
+        raise _fail(file, where, f"trigger {trigger!r} is too short")
+    if _name_key(trigger) in names:
+        raise _fail(file, where, f"trigger {trigger!r} is a product name; name what the fact is about")
+
+
+@lru_cache(maxsize=1)
+def _product_names() -> frozenset[str]:
+    out: set[str] = set()
+    for r in _repositories().values():
+        out.update(_name_key(n) for n in (*r.aliases, r.display_name, r.repo, r.key))
+    return frozenset(out)
+
+
 def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: Path | None) -> ProductFact:
     if not isinstance(entry, dict):
         raise _fail(file, f"entry #{index}", "expected an object")
@@ -139,6 +161,7 @@ def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: P
     fact_id = _str(file, where, entry, "id", 64)
     if not _ID.match(fact_id):
         raise _fail(file, where, "id must be lowercase ASCII letters, digits and '-'")
+    names = _product_names()
     products = _strs(file, where, entry, "products", required=True)
     for p in products:
         if p not in known:
@@ -147,6 +170,8 @@ def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: P
     if kind not in KINDS:
         raise _fail(file, where, f"kind {kind!r} is not one of {sorted(KINDS)}")
     triggers = _strs(file, where, entry, "triggers", required=True)
+    for t in triggers:
+        _check_trigger(file, where, t, names)
     title_en = _str(file, where, entry, "title_en", MAX_TITLE)
     title_zh = _str(file, where, entry, "title_zh", MAX_TITLE)
     text_en = _str(file, where, entry, "text_en", MAX_TEXT)
