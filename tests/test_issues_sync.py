@@ -517,3 +517,31 @@ async def test_initial_since_bounds_only_the_first_sync(tmp_path: Path, capsys: 
 
     assert sinces == ["2026-04-15T00:00:00Z", "2026-05-01T03:00:00Z"]
     assert bad == 1 and "ISSUES_INITIAL_SINCE is not a date" in capsys.readouterr().out
+
+
+async def test_the_command_line_end_to_end(tmp_path: Path) -> None:
+    """`python -m bot sync --issues` in a real process, configured by environment variables."""
+    import asyncio  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    async with FakeIssueHost("github", {ASCEND: issues(4, prs=(2,))}) as gh:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB", "GITCODE", "ISSUES_"))},
+            "DATA_DIR": str(tmp_path / "data"),
+            "REPOS_DIR": str(tmp_path / "repos"),
+            "GITHUB_API_URL": gh.api_url,
+            "GITHUB_TOKEN": GH_TOKEN,
+        }
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "sync", "--issues", ASCEND, "--max-pages", "3",
+            cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+
+    text = out.decode() + err.decode()
+    assert proc.returncode == 0, text
+    (line,) = repo_lines(out.decode())
+    assert line.startswith(f"{ASCEND}: 3 new, 0 updated issues, 1 page(s)")
+    assert GH_TOKEN not in text
+    assert numbers(tmp_path / "data", ASCEND) == [1, 3, 4]
