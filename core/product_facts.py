@@ -148,9 +148,11 @@ def _check_trigger(file: str, where: str, trigger: str, names: frozenset[str]) -
 
 @lru_cache(maxsize=1)
 def _product_names() -> frozenset[str]:
+    # The names themselves (key, owner/name, the repository's short name), not every
+    # alias: aliases also hold CLI and module names, which are fine triggers.
     out: set[str] = set()
     for r in _repositories().values():
-        out.update(_name_key(n) for n in (*r.aliases, r.display_name, r.repo, r.key))
+        out.update(_name_key(n) for n in (r.key, r.repo, r.repo.split("/", 1)[1], r.display_name))
     return frozenset(out)
 
 
