@@ -517,6 +517,8 @@ def _fill(run: str, signals: Signals) -> str:
 
 def _label(products: Sequence[str], kb: KnowledgeBase, t: Text) -> str:
     names = [kb.repository(p).display_name for p in products if kb.repository(p) is not None]  # type: ignore[union-attr]
+    if len(names) >= len(kb.repositories) - 1 and "vllm-project/vllm" not in products:
+        return t("applies_to", products=t("all_ascend"))
     return t("applies_to", products=", ".join(names))
 
 

@@ -102,6 +102,7 @@ T: dict[str, tuple[str, str]] = {
     "signals_none": ("Signals: none detected.", "识别信息：无。"),
     "signals_prefix": ("Signals: ", "识别信息："),
     "applies_to": ("(applies to {products})", "（适用于 {products}）"),
+    "all_ascend": ("every Ascend product, not upstream vLLM", "所有昇腾产品，不含上游 vLLM"),
     "no_findings": (
         "No known error code, problem pattern, incompatible combination or version issue matched.",
         "没有匹配到已知的错误码、问题类型、不兼容组合或版本问题。",
