@@ -162,7 +162,7 @@ async def test_rate_limit_longer_than_allowed_stops_the_repo_and_a_rerun_resumes
         code = await run_issues_sync(settings, [ASCEND], clock=clock)
         printed = capsys.readouterr().out
         assert code == 1
-        assert "rate limit" in printed and "rerun" in printed
+        assert "rate limit" in printed and "rerun" in printed and "GITHUB_TOKEN raises the limit" in printed
         assert sum(clock.sleeps) == 0  # it did not sit out the hour
         assert numbers(tmp_path / "data", ASCEND) == [7, 8, 9]  # page 1 (newest first) was kept
         assert SyncState.load(tmp_path / "data").get(ASCEND).pending.next_page == 2
@@ -410,6 +410,20 @@ async def test_a_partial_last_line_does_not_swallow_the_next_append(tmp_path: Pa
     assert out[0].ok
     assert numbers(tmp_path / "data", ASCEND) == [1, 2]
     assert read_issue_file(path).skipped_lines == 1
+
+
+async def test_a_listing_that_is_not_a_list_fails_that_repository_cleanly(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with (
+        FakeIssueHost("github", {ASCEND: issues(6)}, clock) as gh,
+        FakeIssueHost("gitcode", {MINDIE_HOST: issues(2)}, clock) as gc,
+    ):
+        gh.fail_listing(200, pages={2}, times=None)
+        out = await sync_issues(settings_for(tmp_path, gh, gc), [ASCEND, MINDIE], clock=clock)
+
+    assert not out[0].ok and "GitHub answered the issue listing with something else" in out[0].line()
+    assert out[1].ok and out[1].new == 2
+    assert SyncState.load(tmp_path / "data").get(ASCEND).pending.next_path is not None  # resumes at page 2
 
 
 async def test_unknown_repository_is_a_clear_failure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

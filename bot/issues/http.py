@@ -158,9 +158,10 @@ class HostClient:
         if wait > 0:
             if wait > self._policy.max_wait:
                 until = datetime.fromtimestamp(self._blocked_until, timezone.utc).strftime("%H:%M UTC")
+                hint = "" if "Authorization" in self._headers else f"; {self.name.upper()}_TOKEN raises the limit"
                 raise ApiError(
                     f"{self.name} rate limit: next request allowed at {until} ({wait:.0f} s, more than "
-                    f"ISSUES_MAX_WAIT_SECONDS={self._policy.max_wait:.0f}); rerun then to resume"
+                    f"ISSUES_MAX_WAIT_SECONDS={self._policy.max_wait:.0f}){hint}; rerun then to resume"
                 )
             await self._clock.sleep(wait)
         if self._policy.min_interval > 0 and self._last_request is not None:

@@ -218,6 +218,8 @@ async def sync_repo(
             state.set_pending(repo.name, cursor)
     except ApiError as exc:
         return outcome(error=str(exc))
+    except BadItem as exc:  # the listing itself was not a list of issues (a proxy page, an API change)
+        return outcome(error=f"{host.client.name} answered the issue listing with something else ({exc})")
     except OSError as exc:
         return outcome(error=f"could not write under {issues_dir(data_dir)} ({type(exc).__name__}: {exc.strerror or exc})")
     _compact_if_bloated(data_dir, repo.name, len(known))

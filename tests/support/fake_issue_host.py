@@ -99,6 +99,7 @@ class FakeIssueHost:
 
     # --- scripting -------------------------------------------------------------------------
     def fail_listing(self, status: int, pages: set[int] | None = None, times: int | None = 1) -> None:
+        """Answer listing pages with `status` (200: a JSON object instead of the list)."""
         self._faults.append(_ListingFault(pages, status, times))
 
     def clear_faults(self) -> None:
@@ -220,6 +221,8 @@ class FakeIssueHost:
             if (fault.pages is None or page in fault.pages) and (fault.times is None or fault.times > 0):
                 if fault.times is not None:
                     fault.times -= 1
+                if fault.status == 200:  # a 200 that is not a listing (a proxy's page, an API change)
+                    return JSONResponse({"message": "Welcome to the proxy"})
                 return JSONResponse({"message": "Server Error"}, status_code=fault.status)
         rows = [i for i in self.issues.get(repo, []) if self.kind == "github" or not i.pull_request]
         if since := q.get("since"):
