@@ -128,8 +128,9 @@ def markdown(report: dict[str, Any]) -> str:
     lines += [
         "## Cost per answer",
         "",
-        f"{c['answers']} answers; tokens in {fmt(c['tokens_in_per_answer'], 'x')}, out {fmt(c['tokens_out_per_answer'], 'x')}, "
-        f"cached {fmt(c['tokens_cached_per_answer'], 'x')}; tool calls {fmt(c['tool_calls_per_answer'], 'x')}.",
+        f"{c['answers']} answers; model tokens per answer: in {fmt(c['tokens_in_per_answer'], 'n')}, "
+        f"out {fmt(c['tokens_out_per_answer'], 'n')}, cached {fmt(c['tokens_cached_per_answer'], 'n')}; "
+        f"tool calls per answer {fmt(c['tool_calls_per_answer'], 'x')}.",
         "",
         "## Links",
         "",
