@@ -77,7 +77,9 @@ class KnowledgeIndex:
 
     @property
     def repos(self) -> list[str]:
-        return self.generation.repo_names
+        """Repositories with at least one unit (file or issue) in the live generation."""
+        info = self.generation.manifest.get("repos", {})
+        return [n for n in self.generation.repo_names if info.get(n, {}).get("units") or info.get(n, {}).get("issues")]
 
     def manifest(self) -> dict:  # type: ignore[type-arg]
         return dict(self.generation.manifest)
