@@ -124,7 +124,7 @@ def _check_source(file: str, where: str, ref: str, known: set[str], repos_dir: P
     repo, path = m.group("repo"), m.group("path")
     if repo not in known:
         raise _fail(file, where, f"source {ref!r} names a repository that is not in repositories.json")
-    if ".." in Path(path).parts:
+    if path.startswith("/") or ".." in Path(path).parts:
         raise _fail(file, where, f"source {ref!r} leaves its repository")
     if repos_dir is not None:
         clone = repos_dir / repo

@@ -166,6 +166,7 @@ def test_a_valid_fixture_loads_with_placeholders_and_lower_bounds(tmp_path: Path
         ({"source": "http://example.com/page"}, "neither an https URL"),
         ({"source": "someone/else:README.md"}, "not in repositories.json"),
         ({"source": f"{LLM}:../outside.md"}, "leaves its repository"),
+        ({"source": f"{LLM}:/etc/hostname"}, "leaves its repository"),
         ({"commands": ["export VLLM_VERSION=0.11.0"]}, "literal version"),
         ({"commands": ["pip install vllm-ascend==v0.9.1rc1"]}, "literal version"),
         ({"commands": ["pip install torch_npu==2.10.0.post4"]}, "literal version"),
