@@ -247,7 +247,7 @@ _FEATURES: tuple[tuple[str, Guarded], ...] = (
         "error",
         guarded(
             _w(r"error|errors|exception|traceback|failed|failure|fails|fail|crash(?:ed|es)?|coredump|core dumped|abort(?:ed)?|raise[sd]|throws|thrown")
-            + r"|[A-Za-z]{2,40}(?:Error|Exception)(?![A-Za-z])|Invalid[A-Z][a-z]{2,20}"
+            + r"|(?<=[a-z])(?:error|exception)(?![a-z])|invalid[a-z]{3,20}(?![a-z])"
             + r"|报错|错误|失败|异常|崩溃|挂了|挂掉|起不来",
             ("error", "exception", "traceback", "fail", "crash", "coredump", "core dump", "abort", "raise", "throw", "invalid", "报错", "错误", "失败", "异常", "崩溃", "挂了", "挂掉", "起不来"),
         ),

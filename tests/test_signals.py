@@ -327,3 +327,20 @@ def test_as_env_round_trips_through_with_env() -> None:
 
 def test_with_env_accepts_several_remembered_chips() -> None:
     assert extract_signals("x").with_env({"chip": "910B, 310p ,H100"}).chips == ("910B", "310P")
+
+
+@pytest.mark.parametrize("text", ["vllm-ascend raises InvalidVersion", "ValueError: max_model_len too large", "it throws on start"])
+def test_exception_names_and_raise_words_count_as_errors(text: str) -> None:
+    assert "error" in extract_signals(text).tokens
+
+
+def test_bare_versions_main_branch_env_names_and_flags() -> None:
+    from core.signals import find_env_names, find_flags, find_versions, mentions_main_branch
+
+    assert find_versions("vllm-ascend v0.11.0rc1 和 v0.11.0, vllm 0.8.5.post1; python 3.10, CANN 8.3.RC2, 10.0.0.1") == (
+        "0.11.0rc1", "0.11.0", "0.8.5.post1",
+    )
+    assert mentions_main_branch("main 分支要配哪个 vllm commit") and mentions_main_branch("I build from main")
+    assert not mentions_main_branch("the main problem is decode speed")
+    assert find_env_names("export VLLM_ASCEND_ENABLE_NZ=1 and HCCL_IF_IP, not Qwen3") == ("VLLM_ASCEND_ENABLE_NZ", "HCCL_IF_IP")
+    assert find_flags("vllm serve m --enforce-eager --quantization ascend") == ("--enforce-eager", "--quantization")
