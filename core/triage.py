@@ -53,6 +53,8 @@ MAX_COMMANDS = 4
 MAX_PASSAGES = 3
 MAX_PRODUCT_FACTS = 4
 PASSAGE_CHARS = 320
+MIN_PASSAGE_CHARS = 160
+ANSWER_BUDGET = 1600  # characters before the sources: about one chat screen
 _ASCII_EDGE = re.compile(r"[A-Za-z0-9]")
 # Packages whose versions are never vllm-ascend / vLLM versions.
 _OTHER_PACKAGES = ("cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "driver")
@@ -740,14 +742,16 @@ def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHAR
     return " … ".join(out)
 
 
-def _passages_block(passages: Sequence[Passage], text: str, t: Text) -> tuple[str, list[Source]]:
+def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int = 0) -> tuple[str, list[Source]]:
+    """Up to three passages; their excerpts share what is left of the answer's budget (never under 160 chars)."""
     chosen = [p for p in passages if isinstance(p, Passage)][:MAX_PASSAGES]
     if not chosen:
         return "", []
     terms = _question_terms(text)
+    limit = max(MIN_PASSAGE_CHARS, min(PASSAGE_CHARS, (ANSWER_BUDGET - used) // len(chosen) - 80))
     lines, sources = [], []
     for p in chosen:
-        excerpt = passage_excerpt(p, terms).replace("`", "'")
+        excerpt = passage_excerpt(p, terms, limit).replace("`", "'")
         lines.append(f"- **{p.title}** ({p.repo}: `{p.path}`)\n  > {excerpt}")
         sources.append(Source(title=f"{p.repo}: {p.path}", url=p.url))
     return t("passages") + "\n" + "\n".join(lines), sources
@@ -813,7 +817,7 @@ def triage(
         parts.append(_steps_block(steps, commands, report, t, kb))
     parts.append(_code_block(report, t))
     refs += [e.source for e in report.code_entries]
-    passage_text, passage_sources = _passages_block(passages, question, t)
+    passage_text, passage_sources = _passages_block(passages, question, t, used=sum(len(p) for p in parts) + 250)
     if passage_text:
         parts.append(passage_text)
     elif found is None and not lookups and not report.code_entries:

@@ -298,3 +298,13 @@ def test_each_setting_is_said_once_when_steps_already_carry_it() -> None:
     text = triage("vllm 0.11 在 NPU 上 OOM", (VA,), "zh").text
     assert text.count("PYTORCH_NPU_ALLOC_CONF=expandable_segments:True") <= 2  # the step and its command line
     assert text.count("--gpu-memory-utilization") <= 2
+
+
+def test_passages_share_the_answer_budget() -> None:
+    body = "\n".join(f"graph capture failed line {i} with 507015 and graph mode details" for i in range(40))
+    passages = [_passage(body, i) for i in range(1, 4)]
+    q = "vllm 0.11.0 with vllm-ascend 0.9.1: graph capture failed, error code:507015 in graph mode"
+    with_passages = triage(q, (VA,), "en", passages=passages).text
+    without = triage(q, (VA,), "en").text
+    assert with_passages.count("> ") == 3
+    assert len(with_passages) - len(without) <= 3 * (160 + 120)  # each excerpt shrank to the floor
