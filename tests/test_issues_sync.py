@@ -559,3 +559,15 @@ async def test_the_command_line_end_to_end(tmp_path: Path) -> None:
     assert line.startswith(f"{ASCEND}: 3 new, 0 updated issues, 1 page(s)")
     assert GH_TOKEN not in text
     assert numbers(tmp_path / "data", ASCEND) == [1, 3, 4]
+
+
+async def test_an_unwritable_data_dir_fails_the_repository_with_one_line(tmp_path: Path) -> None:
+    clock = FakeClock()
+    target = issues_path(tmp_path / "data", ASCEND)
+    target.parent.mkdir(parents=True)
+    target.mkdir()  # a directory where the issue file should be: every open fails
+    async with FakeIssueHost("github", {ASCEND: issues(2)}, clock) as gh:
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+
+    assert not out[0].ok and "could not read or write under" in out[0].line()
+    assert SyncState.load(tmp_path / "data").get(ASCEND).since is None

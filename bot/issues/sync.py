@@ -17,6 +17,7 @@ import fcntl
 import importlib
 import importlib.util
 import inspect
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,7 @@ from core.research.redact import Redactor
 from core.research.repos import REPOSITORIES, RepoInfo, find_repo
 
 ProgressFn = Callable[[str], Any]
+log = logging.getLogger(__name__)
 _COMPACT_RATIO = 1.5  # rewrite a file once it holds 50 % more lines than issues
 
 
@@ -162,7 +164,7 @@ async def sync_repo(
     initial_since: str | None = None,
 ) -> RepoOutcome:
     started = clock.monotonic()
-    known = stored_versions(issues_path(data_dir, repo.name))
+    known: dict[int, str] = {}
     entry = state.get(repo.name)
     cursor = entry.pending or Pending(since=entry.since or initial_since, next_page=1, newest=None)
     new = updated = pages = skipped = 0
@@ -172,6 +174,7 @@ async def sync_repo(
 
     may_restart = cursor.next_path is not None  # a cursor saved by an earlier run may have expired
     try:
+        known = stored_versions(issues_path(data_dir, repo.name))
         while True:
             if max_pages is not None and pages >= max_pages:
                 return outcome(complete=False)
@@ -221,8 +224,11 @@ async def sync_repo(
     except BadItem as exc:  # the listing itself was not a list of issues (a proxy page, an API change)
         return outcome(error=f"{host.client.name} answered the issue listing with something else ({exc})")
     except OSError as exc:
-        return outcome(error=f"could not write under {issues_dir(data_dir)} ({type(exc).__name__}: {exc.strerror or exc})")
-    _compact_if_bloated(data_dir, repo.name, len(known))
+        return outcome(error=f"could not read or write under {issues_dir(data_dir)} ({type(exc).__name__}: {exc.strerror or exc})")
+    try:
+        _compact_if_bloated(data_dir, repo.name, len(known))
+    except OSError as exc:  # the appended file is complete and readable; compaction can wait
+        log.warning("issues of %s: compaction skipped (%s)", repo.name, type(exc).__name__)
     return outcome()
 
 
