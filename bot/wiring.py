@@ -83,9 +83,12 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
     if index is None:
         log.info("no knowledge index in %s: answers without passages (run `python -m bot index`)", settings.index_path)
     elif warm:
+        import threading  # noqa: PLC0415
+
         from core.index.tokenizer import warm_up  # noqa: PLC0415
 
-        warm_up()  # the Chinese dictionary loads at start, not on a user's first question
+        # jieba's dictionary (~1 s) loads beside the start-up, not on a user's first Chinese question
+        threading.Thread(target=warm_up, name="jieba-warm-up", daemon=True).start()
     return index
 
 

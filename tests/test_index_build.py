@@ -146,3 +146,24 @@ def test_issues_are_units_with_the_issue_url(tmp_path: Path) -> None:
     hit = KnowledgeIndex(tmp_path / "index").search("quokka scheduler hangs", k=1, kind="issue")[0]
     assert (hit.kind, hit.path, hit.url) == ("issue", "issues/42", issue["url"])
     assert "Disable the quokka scheduler" in hit.text  # the maintainer's answer is part of the unit
+
+
+def test_exact_names_boost_the_unit_that_holds_them(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from core.index.ranking import DEFAULT_PARAMS
+    from tests.fixtures.git_repos import make_repo
+
+    repo = tmp_path / "repos" / ASCEND
+    make_repo(repo, {
+        "a.md": "# Setting\n\nExport ASCEND_QUOKKA_MODE=1 before the start.\n",
+        "b.md": "# Modes\n\nThe quokka mode and the ascend mode: quokka mode, quokka mode, ascend quokka mode.\n",
+    })
+    build_index(tmp_path / "index", [RepoSource(ASCEND, repo, "https://github.com/vllm-project/vllm-ascend")])
+
+    def ratio(boost: float) -> float:
+        index = KnowledgeIndex(tmp_path / "index", params=replace(DEFAULT_PARAMS, exact_boost=boost, threshold=0.0))
+        scores = {p.path: p.score for p in index.search("ASCEND_QUOKKA_MODE", k=2)}
+        return scores["a.md"] / scores["b.md"]
+
+    assert ratio(1.0) > ratio(0.0) * 1.9  # the unit with the exact name doubles its lead

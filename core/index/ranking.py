@@ -18,12 +18,13 @@ FLAG_CODE = 4
 FLAG_CONFIG = 8
 FLAG_ISSUE = 16
 FLAG_DOC = 32
-FLAG_README = 64
-FLAG_TEST = 128  # tests, benchmarks and examples of CI: rarely the answer to a user's question
+FLAG_RELEASE = 64  # release notes / changelogs: about everything, the answer only to version questions
+FLAG_TEST = 128  # tests, CI, benchmarks, agent skill notes: rarely the answer to a user's question
 
 _FAQ_PATH = re.compile(r"faq|trouble|常见问题|问题定位|故障", re.IGNORECASE)
 _ENV_PATH = re.compile(r"env(?:s|_var|ironment|-var)|环境变量", re.IGNORECASE)
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|benchmarks?|\.github|ci)/|(?:^|/)test_[^/]*$", re.IGNORECASE)
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|benchmarks?|\.github|\.gitcode|ci|\.agents|\.claude)/|(?:^|/)test_[^/]*$", re.IGNORECASE)
+_RELEASE_PATH = re.compile(r"release[_-]?notes?|changelog|版本说明", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,17 @@ class RankingParams:
     b: float = 0.75
     title_repeat: int = 3  # heading path tokens count this many times (a cheap BM25F)
     path_repeat: int = 2
-    strong_weight: float = 3.0  # query weight of an error code / env var / flag / identifier
-    bridge_weight: float = 0.6  # query weight of a term added by the bilingual bridge
+    strong_weight: float = 1.0  # query weight of an error code / env var / flag / identifier (more measured worse)
+    exact_boost: float = 0.5  # x(1 + this * share of the question's exact names a unit holds)
+    bridge_weight: float = 1.0  # query weight of a term added by the bilingual bridge
     faq_prior_error: float = 1.4
     env_prior_setting: float = 1.4
     code_prior_where: float = 1.3
     doc_prior: float = 1.15  # docs over code for a plain question
     test_prior: float = 0.6
-    threshold: float = 0.12  # minimum normalised score a returned passage needs
-    fallback_below: float = 0.2  # restricted best below this: search every repository too
+    release_prior: float = 0.6  # release notes, unless the question is about versions
+    threshold: float = 0.25  # minimum normalised score a returned passage needs
+    fallback_below: float = 0.4  # restricted best below this: search every repository too
 
 
 DEFAULT_PARAMS = RankingParams()
@@ -58,6 +61,9 @@ _WHERE_WORDS = re.compile(
 )
 
 
+_VERSION_WORDS = re.compile(r"version|release|upgrade|changelog|版本|发布|升级|\bv?\d+\.\d+", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class QueryPlan:
     weights: dict[str, float]  # token -> query weight
@@ -65,6 +71,7 @@ class QueryPlan:
     is_error: bool
     is_setting: bool
     is_where: bool
+    is_version: bool = False
 
 
 def plan_query(question: str, params: RankingParams = DEFAULT_PARAMS) -> QueryPlan:
@@ -81,6 +88,7 @@ def plan_query(question: str, params: RankingParams = DEFAULT_PARAMS) -> QueryPl
         bool(_ERROR_WORDS.search(question)),
         bool(_SETTING_WORDS.search(question)),
         bool(_WHERE_WORDS.search(question)),
+        bool(_VERSION_WORDS.search(question)),
     )
 
 
@@ -90,8 +98,8 @@ def unit_flags(path: str, kind: str) -> int:
         flags |= FLAG_FAQ
     if _ENV_PATH.search(path):
         flags |= FLAG_ENV
-    if path.rsplit("/", 1)[-1].lower().startswith("readme"):
-        flags |= FLAG_README
+    if _RELEASE_PATH.search(path):
+        flags |= FLAG_RELEASE
     if _TEST_PATH.search(path):
         flags |= FLAG_TEST
     return flags
@@ -112,5 +120,7 @@ def prior_table(plan: QueryPlan, params: RankingParams = DEFAULT_PARAMS) -> list
             m *= params.code_prior_where
         if flags & FLAG_TEST:
             m *= params.test_prior
+        if flags & FLAG_RELEASE and not plan.is_version:
+            m *= params.release_prior
         table.append(m)
     return table

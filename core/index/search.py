@@ -123,6 +123,13 @@ class KnowledgeIndex:
             a, b = int(gen.ptr[term]), int(gen.ptr[term + 1])
             scores[gen.docs[a:b]] += weight * gen.weights[a:b]
             ceiling += weight * float(gen.idf[term]) * (k1 + 1) / 2  # a typical strong match, not the maximum
+        strong = [gen.vocab[t] for t in plan.strong if t in gen.vocab]
+        if strong and self.params.exact_boost:
+            # exact names (error codes, env vars, flags, identifiers): a unit holding more of them ranks higher
+            held = np.zeros(gen.size, dtype=np.float32)
+            for term in strong:
+                held[gen.docs[int(gen.ptr[term]) : int(gen.ptr[term + 1])]] += 1.0
+            scores *= 1.0 + self.params.exact_boost * held / len(strong)
         priors = np.asarray(prior_table(plan, self.params), dtype=np.float32)
         scores *= priors[np.asarray(gen.unit_flags)]
         return scores, ceiling

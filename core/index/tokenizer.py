@@ -23,6 +23,7 @@ _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:rc\d+|\.post\d+|a\d+|b\d+|\.dev\d+)?")
 _ERROR_CODE = re.compile(r"(?:[A-Za-z]{1,4}\d{4,6}|\d{5,6})")
 _ENV_VAR = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")  # libatb.so, config.json, a.b.c
 
 STOPWORDS = frozenset(
     """a an and are as at be by can do does for from has have how i if in into is it its my of on or
@@ -118,7 +119,7 @@ def tokenize(text: str) -> list[str]:
 
 def strong_terms(text: str) -> set[str]:
     """Tokens that name one thing exactly: error codes, env vars, flags, versions, identifiers with
-    `_`, `.` or inner capitals. A passage holding one of them gets an exact-match boost."""
+    `_` or dotted names. A passage holding one of them gets an exact-match boost."""
     found: set[str] = set()
     for match in _PIECE.finditer(text):
         piece = match.group(0)
@@ -131,13 +132,8 @@ def strong_terms(text: str) -> set[str]:
             found.add("--" + core.lower())
         elif _VERSION.fullmatch(core.lower()):
             found.add(core.lower().removeprefix("v"))
-        elif (
-            _ERROR_CODE.fullmatch(core)
-            or _ENV_VAR.fullmatch(core)
-            or "_" in core
-            or ("." in core and not _VERSION.fullmatch(core.lower()))
-            or re.search(r"[a-z][A-Z]", core)
-        ):
+        elif _ERROR_CODE.fullmatch(core) or _ENV_VAR.fullmatch(core) or "_" in core or _DOTTED.fullmatch(core):
+            # CamelCase alone is not enough: product names (MindIE, msModelSlim) are CamelCase too
             found.add(core.lower())
     return found
 
