@@ -44,13 +44,14 @@ class RankingParams:
     release_prior: float = 0.6  # release notes, unless the question is about versions
     threshold: float = 0.25  # minimum normalised score a returned passage needs
     fallback_below: float = 0.4  # restricted best below this: search every repository too
+    fallback_keeps_routed: bool = True  # routed repositories' passages stay first after a fallback
 
 
 DEFAULT_PARAMS = RankingParams()
 
 _ERROR_WORDS = re.compile(
     r"error|fail|exception|traceback|crash|refus|cannot|can't|unable|报错|错误|失败|异常|崩溃|无法|不能|起不来|挂了|"
-    r"oom|out of memory|core dump|[A-Z]{1,4}\d{4,6}|\b\d{6}\b",
+    r"oom|out of memory|core dump|hang|no response|stuck|没响应|无响应|卡住|卡死|不返回|[A-Z]{1,4}\d{4,6}|\b\d{6}\b",
     re.IGNORECASE,
 )
 _SETTING_WORDS = re.compile(r"environment variable|env var|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|环境变量|变量", re.IGNORECASE)

@@ -108,6 +108,9 @@ class KnowledgeIndex:
                 return found
             # the routed repositories hold nothing good: look everywhere, keep what the restricted search found
             rest = self._top(gen, scores if kind_mask is None else np.where(kind_mask, scores, 0.0), ceiling, k)
+            if self.params.fallback_keeps_routed:
+                seen = {(p.repo, p.path) for p in found}
+                return [*found, *(p for p in rest if (p.repo, p.path) not in seen)][:k]
             merged = {(p.repo, p.path, p.start_line): p for p in [*found, *rest]}
             return sorted(merged.values(), key=lambda p: -p.score)[:k]
         return self._top(gen, scores if kind_mask is None else np.where(kind_mask, scores, 0.0), ceiling, k)
