@@ -23,13 +23,13 @@ def _unquote(s: str) -> str:
 
 
 def parse_po(text: str) -> list[tuple[str, str]]:
-    """(msgid, msgstr) pairs with a non-empty translation."""
+    """(msgid with whitespace collapsed, msgstr) pairs with a non-empty translation."""
     pairs: list[tuple[str, str]] = []
     current: dict[str, list[str]] = {}
     field = ""
 
     def flush() -> None:
-        msgid, msgstr = "".join(current.get("msgid", [])), "".join(current.get("msgstr", []))
+        msgid, msgstr = _norm("".join(current.get("msgid", []))), "".join(current.get("msgstr", []))
         if msgid and msgstr and msgid != msgstr:
             pairs.append((msgid, msgstr))
         current.clear()
@@ -64,5 +64,5 @@ def _norm(text: str) -> str:
 def translations_for(section: str, pairs: list[tuple[str, str]]) -> str:
     """The translations of every catalogue sentence found in `section`."""
     body = _norm(section)
-    found = [msgstr for msgid, msgstr in pairs if len(msgid) >= 6 and _norm(msgid) in body]
+    found = [msgstr for msgid, msgstr in pairs if len(msgid) >= 6 and msgid in body]  # msgids come normalised
     return "\n".join(found)
