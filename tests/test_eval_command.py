@@ -70,9 +70,12 @@ async def test_offline_eval_writes_both_reports_with_the_issue_keys(tmp_path):
     assert by_id["oos-1"]["bot"]["action"] == "oos" and by_id["oos-1"]["verdicts"]["oos"] is True
     assert by_id["route-1"]["asked"]["expected_repos"] == ["vllm-project/vllm-ascend"]
     for q in report["questions"]:
-        assert q["verdicts"]["routing"] == (q["bot"]["repos"] == q["asked"]["expected_repos"] and q["bot"]["action"] == "answered") \
-            if q["asked"]["expected_repos"] and not q["asked"]["needs_clarification"] and not q["asked"]["out_of_scope"] \
-            else q["verdicts"]["routing"] is None
+        asked, bot = q["asked"], q["bot"]
+        if asked["expected_repos"] and not asked["needs_clarification"] and not asked["out_of_scope"]:
+            exact = bot["action"] == "answered" and bot["repos"] == asked["expected_repos"]
+            assert q["verdicts"]["routing"] is exact, q
+        else:
+            assert q["verdicts"]["routing"] is None, q
     routed = [q["verdicts"]["routing"] for q in report["questions"] if q["verdicts"]["routing"] is not None]
     assert report["overall"]["routing_accuracy"] == sum(routed) / len(routed)
     assert report["overall"]["clarify_recall"] == 1.0 and report["overall"]["oos_recall"] == 1.0
