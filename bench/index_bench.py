@@ -7,7 +7,7 @@ eval/index_dev.jsonl (overall, per language, cross-language), side by side with 
 docs/index.md (60-line windows with the path prepended, bm25s, restricted to the expected repos).
 
     .venv/bin/python bench/index_bench.py [--repos-dir /work/repos] [--index-dir DIR] [--no-build]
-        [--skip-baseline] [--compare-libs] [--misses]
+        [--skip-baseline] [--compare-libs] [--ablations] [--misses]
 """
 from __future__ import annotations
 
@@ -265,6 +265,34 @@ def compare_libraries(index_dir: Path, rows: list[dict]) -> None:
         print(f"{name:32} {build:8.1f} {lat['p50']:7.1f} {lat['p99']:7.1f} {a['r1']:5.2f} {a['r5']:5.2f} {a['r10']:5.2f}")
 
 
+def ablations(index_dir: Path, rows: list[dict]) -> None:
+    """Query-time variants of the ranking on the same index: what each part is worth."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from core.index.ranking import DEFAULT_PARAMS as P  # noqa: PLC0415
+
+    variants = {
+        "full ranking (default)": P,
+        "no bilingual bridge": replace(P, bridge_weight=0.0),
+        "no exact-name boost": replace(P, exact_boost=0.0),
+        "exact names weighted 3x in the query": replace(P, strong_weight=3.0),
+        "no question-type/path priors": replace(P, faq_prior_error=1, env_prior_setting=1, code_prior_where=1,
+                                                doc_prior=1, test_prior=1, release_prior=1),
+        "no repository restriction": None,
+    }
+    print("\nAblations (same index, query-time changes):")
+    print(f"{'variant':40} {'R@1':>5} {'R@5':>5} {'R@10':>5} {'xlang R@5':>9}")
+    for name, params in variants.items():
+        index = KnowledgeIndex(index_dir, params=params or P)
+
+        def search(q: str, repos: Sequence[str], k: int, index: KnowledgeIndex = index, all_: bool = params is None) -> list[tuple[str, str]]:
+            return [(p.repo, p.path) for p in index.search(q, () if all_ else repos, k)]
+
+        m = evaluate(search, rows)
+        a, x = m["all"], m["cross-language"]
+        print(f"{name:40} {a['r1']:5.2f} {a['r5']:5.2f} {a['r10']:5.2f} {x['r5']:9.2f}")
+
+
 def print_recall(title: str, metrics: dict[str, dict[str, float]]) -> None:
     print(f"\n{title}")
     for key in sorted(k for k in metrics if not k.startswith("_")):
@@ -281,6 +309,7 @@ def main() -> int:
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--compare-libs", action="store_true")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
+    parser.add_argument("--ablations", action="store_true", help="recall of query-time ranking variants")
     args = parser.parse_args()
 
     index_dir = args.index_dir or Path(tempfile.mkdtemp(prefix="index-bench-"))
@@ -321,6 +350,8 @@ def main() -> int:
           f"background thread by the worker); memory added after 50 queries: "
           f"RSS {after['VmRSS'] - before['VmRSS']:.0f} MB (private {after['RssAnon'] - before['RssAnon']:.0f} MB, "
           f"shared file pages {after['RssFile'] - before['RssFile']:.0f} MB)")
+    if args.ablations:
+        ablations(index_dir, rows)
     if args.compare_libs:
         compare_libraries(index_dir, rows)
     return 0
