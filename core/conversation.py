@@ -7,7 +7,6 @@ configured), and keeps the thread's memory in the session store.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import re
 import time
@@ -202,10 +201,7 @@ class Conversation:
         analysed = analysis_window(question)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
         passages = await self._passages(analysed, repos)
-        if _TRIAGE_TAKES_PASSAGES:
-            offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
-        else:
-            offline = triage(analysed, repos, language, known_env=session.env)
+        offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
@@ -280,9 +276,6 @@ class Conversation:
 
         await self._sessions.update(key, store)
 
-
-# Until core/triage.py's `passages` parameter lands everywhere, pass passages only when it is there.
-_TRIAGE_TAKES_PASSAGES = "passages" in inspect.signature(triage).parameters
 
 _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from core.conversation import _TRIAGE_TAKES_PASSAGES, Conversation
+from core.conversation import Conversation
 from core.index.builder import RepoSource, build_index
 from core.index.search import KnowledgeIndex
 from core.messages import InboundMessage, ReplyKind
@@ -27,7 +27,6 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
     return KnowledgeIndex(root / "index")
 
 
-@pytest.mark.skipif(not _TRIAGE_TAKES_PASSAGES, reason="core/triage.py does not take passages in this build")
 async def test_offline_answer_quotes_the_passage_and_cites_its_permalink(index: KnowledgeIndex) -> None:
     question = "vllm-ascend fails at start: ImportError libfoo.so: cannot open shared object file"
     url = index.search(question, [ASCEND], k=1)[0].url
