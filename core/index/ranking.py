@@ -40,6 +40,7 @@ class RankingParams:
     env_prior_setting: float = 1.4
     code_prior_where: float = 1.3
     doc_prior: float = 1.15  # docs over code for a plain question
+    doc_prior_where: float = 1.0  # docs for a "where is" question
     test_prior: float = 0.6
     release_prior: float = 0.6  # release notes, unless the question is about versions
     threshold: float = 0.25  # minimum normalised score a returned passage needs
@@ -111,8 +112,8 @@ def prior_table(plan: QueryPlan, params: RankingParams = DEFAULT_PARAMS) -> list
     table = []
     for flags in range(256):
         m = 1.0
-        if flags & FLAG_DOC and not plan.is_where:
-            m *= params.doc_prior
+        if flags & FLAG_DOC:
+            m *= params.doc_prior_where if plan.is_where else params.doc_prior
         if flags & FLAG_FAQ and plan.is_error:
             m *= params.faq_prior_error
         if flags & FLAG_ENV and plan.is_setting:
