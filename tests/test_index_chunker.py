@@ -106,3 +106,10 @@ def test_gettext_catalogue_bridges_an_english_section() -> None:
     assert translations_for("## Fix\n\nLoad the\ntoolkit first.\n", pairs) == "先加载工具包。"
     assert translations_for("nothing here", pairs) == ""
     assert source_stem("docs/source/locale/zh_CN/LC_MESSAGES/user/faqs.po") == "docs/source/user/faqs"
+
+
+def test_pathological_lines_are_cut_in_linear_time() -> None:
+    # a backtracking heading pattern would take minutes on these lines; the title must still be right
+    text = "# Title" + " " * 100_000 + "#\n\nbody\n\n**Q: why" + " " * 100_000 + "**\n\nbecause\n\n**Q: how**\n\nso\n"
+    chunks = chunk_markdown(text, "docs/faq.md")
+    assert [c.title for c in chunks] == ["Title", "Title > why", "Title > how"]

@@ -14,9 +14,9 @@ from core.index.chunks import Chunk, windows
 
 MAX_SECTION_LINES = 80  # a subtree up to this size stays one unit
 MAX_UNIT_LINES = 120  # a single section longer than this is cut into windows
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t#]*$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(\S.*)$")  # closing #s are stripped in Python (no backtracking)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_QUESTION = re.compile(r"^\s*(?:\*\*)?\s*(?:Q\d*|问题\d*|问)\s*[:：]\s*(.+?)(?:\*\*)?\s*$")
+_QUESTION = re.compile(r"^[ \t]*(?:\*\*)?[ \t]*(?:Q\d*|问题\d*|问)[ \t]*[:：][ \t]*(\S.*)$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+<>])\1{2,}\s*$")
 _MD_MARKUP = re.compile(r"[*`]|\\(?=[_*\\])")
 
@@ -65,12 +65,12 @@ def _headings(lines: list[str], faq: bool, rst: bool) -> list[tuple[int, int, st
         atx = _ATX.match(line)
         if atx:
             level = len(atx.group(1))
-            found.append((i, level, clean_heading(atx.group(2))))
+            found.append((i, level, clean_heading(atx.group(2).rstrip(" \t#"))))
             deepest = max(deepest, level)
         elif faq:
             question = _QUESTION.match(line)
             if question:
-                found.append((i, 7, clean_heading(question.group(1))))  # below any heading: an entry
+                found.append((i, 7, clean_heading(question.group(1).rstrip(" \t*"))))  # below any heading: an entry
     return found
 
 

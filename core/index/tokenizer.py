@@ -72,6 +72,8 @@ def stem(word: str) -> str:
 @lru_cache(maxsize=200_000)
 def _word_tokens(word: str) -> tuple[str, ...]:
     """Tokens of one non-CJK word: the whole (folded) plus its parts (stemmed)."""
+    if len(word) > 80:  # a hash or an encoded blob: one opaque token, never split
+        return (word[:80].lower(),)
     core = word.strip(".-_")
     flag = word.startswith("--") and len(core) > 1
     if not core:
