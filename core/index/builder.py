@@ -28,7 +28,7 @@ from core.index.store import write_generation
 from core.index.tokenizer import tokenize
 from core.index.translations import parse_po, source_stem, translations_for
 
-CACHE_FORMAT = 3  # bump when the chunker or the tokenizer changes: cached units are then rebuilt
+CACHE_FORMAT = 4  # bump when the chunker or the tokenizer changes: cached units are then rebuilt
 MAX_TEXT_CHARS = 6000  # what a passage carries; longer units are windows already
 
 
