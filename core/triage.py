@@ -860,7 +860,8 @@ def triage_details(
         lines: list[Line] = []
         for item in items:
             line = f"**{item.title(lang)}**{t('colon')}{item.body(lang)}"
-            runs = _commands(item.commands, report)
+            # A setting the body already spells out (ASCEND_LAUNCH_BLOCKING=1) is not repeated as a command.
+            runs = [r for r in _commands(item.commands, report) if r.removeprefix("export ") not in item.body(lang)]
             if runs:
                 line += " " + " ".join(f"`{r}`" for r in runs)
             lines.append((item.products, line))
