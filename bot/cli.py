@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     add_eval_parser(sub)
 
     args = parser.parse_args(argv)
+    if args.command == "sync" and args.max_pages is not None and (not args.issues or args.max_pages < 1):
+        parser.error("--max-pages takes a positive number and only applies with --issues")
     settings = Settings()
     quiet = args.command in ("ask", "chat", "eval", "search")
     configure_logging("WARNING" if quiet else settings.log_level, settings.log_json)
@@ -171,8 +173,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return asyncio.run(run_server(settings, args.command, host=args.host, port=args.port))
     if args.command == "sync":
-        if args.max_pages is not None and (not args.issues or args.max_pages < 1):
-            parser.error("--max-pages takes a positive number and only applies with --issues")
         if args.issues:
             from bot.issues.sync import run_issues_sync  # noqa: PLC0415
 

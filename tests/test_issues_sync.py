@@ -433,7 +433,9 @@ async def test_unknown_repository_is_a_clear_failure(tmp_path: Path, capsys: pyt
     assert not (tmp_path / "data" / "issues" / "someone").exists()
 
 
-def test_max_pages_needs_issues_and_a_positive_number(capsys: pytest.CaptureFixture[str]) -> None:
+def test_max_pages_needs_issues_and_a_positive_number(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # main() would install a root log handler on the captured stderr, which outlives this test
+    monkeypatch.setattr("bot.cli.configure_logging", lambda *a, **k: None)
     for argv in (["sync", "--max-pages", "2"], ["sync", "--issues", "--max-pages", "0"]):
         with pytest.raises(SystemExit) as exited:
             main(argv)
