@@ -23,8 +23,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
+from core.signals import find_chips
 from core.knowledge_base import KNOWLEDGE_DIR, Repository, _load_json, _parse_repositories, _resolve_source
 from core.messages import Language, Source
 
@@ -378,3 +379,41 @@ def _prepared(triggers: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
         if low:
             out[low] = max(out.get(low, 0), trigger_weight(t))
     return tuple(out.items())
+
+
+def products_of_identifiers(
+    text: str,
+    facts: Iterable[ProductFact] | None = None,
+    shared: Callable[[str], bool] = lambda _trigger: False,
+) -> tuple[str, ...]:
+    """Products whose facts name an exact identifier found in `text`, most hits first.
+
+    Only ASCII triggers of weight 3 count (env vars, config keys, CLI names, error
+    sentences): a plain phrase says nothing about which product a question is about.
+    A trigger spelled with capitals must appear with the same capitals (`maxSeqLen` is a
+    MindIE key; "maxseqlen" in prose is not). An identifier that facts of three or more
+    products share settles nothing, nor does one the caller knows every product meets
+    (`shared`: the Ascend runtime's own errors).
+    """
+    if not text or not text.strip():
+        return ()
+    pool = load_product_facts() if facts is None else tuple(facts)
+    owners: dict[str, set[str]] = {}
+    for fact in pool:
+        for trigger in fact.triggers:
+            trigger = trigger.strip()
+            if _settles_a_product(trigger) and not shared(trigger):
+                owners.setdefault(trigger, set()).update(fact.products)
+    lowered = text.lower()
+    counts: dict[str, int] = {}
+    for trigger, products in owners.items():
+        found = _occurs(trigger, text) if trigger != trigger.lower() else _occurs(trigger, lowered)
+        if len(products) <= 2 and found:
+            for product in products:
+                counts[product] = counts.get(product, 0) + 1
+    return tuple(sorted(counts, key=lambda p: (-counts[p], p)))
+
+
+def _settles_a_product(trigger: str) -> bool:
+    # Hardware names (Atlas 300I Duo, 910B) run every product: they never say which one is meant.
+    return trigger.isascii() and trigger_weight(trigger) >= 3 and not find_chips(trigger)

@@ -27,6 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from core.entity_routing import products_of_named_entities
 from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
@@ -285,6 +286,16 @@ def route(
             named.append(MINDIE_SD)
         else:
             ambiguities.append("mindie")
+
+    if not named and not session and ambiguities in ([], ["ascend"], ["vllm"]):
+        # An env var, config key, CLI tool, error sentence or release version that only one
+        # product has settles the question instead of the menu or an out-of-scope note.
+        settled_by_entity = [r for r in products_of_named_entities(clean, kb, lambda t: _has_ascend_failure(t, t.lower())) if r in known]
+        if ambiguities == ["vllm"]:  # the entity must also say which vLLM
+            settled_by_entity = [r for r in settled_by_entity if r in (VLLM, VLLM_ASCEND)]
+        if settled_by_entity:
+            named.extend(settled_by_entity)
+            ambiguities.clear()
 
     if not named and not ambiguities and ascend_ctx:
         ambiguities.append("ascend")
