@@ -88,3 +88,16 @@ def test_helpers() -> None:
     assert defang_mentions("hi @channel and <!here> and @所有人 and @alice") == "hi @\u200bchannel and @\u200bhere and @\u200b所有人 and @alice"
     redact = Redactor(["supersecretvalue", "short"])
     assert redact("key supersecretvalue short ghp_" + "a" * 36) == "key [redacted] short [redacted]"
+
+
+def test_product_facts_code_map_and_faq_links_are_citable_without_a_tool_call() -> None:
+    from core.knowledge_base import load_knowledge_base
+    from core.product_facts import load_product_facts
+    from core.research.repos import canonical_urls
+
+    urls = set(canonical_urls())
+    kb = load_knowledge_base()
+    assert {f.source_url for f in load_product_facts()} <= urls
+    assert {kb.source(e.source).url for e in kb.code_map} <= urls
+    faq = kb.doc("vllm-project/vllm-ascend")
+    assert faq is not None and kb.source(faq.source).url in urls

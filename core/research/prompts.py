@@ -26,8 +26,9 @@ canonical owner/name exactly as listed.
 - For errors and troubleshooting, start with the quick diagnostic: call lookup_diagnostics on the error text \
 (it checks error codes, known problem patterns and the version matrix), then look for version-specific bugs \
 with search_issues (error codes such as 507015 are good queries), then confirm details in code or DeepWiki.
-- Version alignment is the most common root cause: vllm-ascend pairs 1:1 with an upstream vLLM version, and each \
-release pins CANN and torch_npu versions. Check it whenever versions are known.
+- Version alignment is the most common root cause: vllm-ascend and upstream vLLM must come from the \
+same row of the compatibility matrix (the numbers need not be equal: 0.14.0rc1 pairs with 0.14.1), and each \
+release pins CANN and torch_npu versions; main pins a vLLM commit, which has no row. Check it whenever versions are known.
 - vllm-ascend is a plugin over upstream vLLM. For behaviour it inherits (model support, scheduling, sampling, \
 API), consult vllm-project/vllm as well; for Ascend-specific configuration, graph mode, installation and bugs, \
 vllm-ascend alone is enough. MindIE-Turbo patches vLLM at runtime; MindIE-Motor and MindIE-PyMotor serve on \

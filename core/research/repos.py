@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from core.knowledge_base import load_knowledge_base
+from core.product_facts import load_product_facts
 
 IssueHost = Literal["github", "gitcode"]
 
@@ -97,5 +98,8 @@ def canonical_urls() -> tuple[str, ...]:
     refs += [row.source for row in kb.matrix.rows] + [n.source for n in kb.matrix.notes]
     refs += [kb.matrix.policy.source, kb.matrix.install_order.source, kb.collect_env.source, kb.soc_version.source]
     refs += [v.source for v in kb.env_vars]
+    refs += [entry.source for entry in kb.code_map]
+    refs += [doc.source for doc in (kb.doc(r.name) for r in REPOSITORIES) if doc is not None]
     urls += [kb.source(ref).url for ref in refs]
+    urls += [fact.source_url for fact in load_product_facts()]
     return tuple(dict.fromkeys(urls))
