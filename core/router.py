@@ -287,12 +287,14 @@ def route(
         else:
             ambiguities.append("mindie")
 
-    if not named and not session and ambiguities in ([], ["ascend"], ["vllm"]):
+    if not named and not session and ambiguities in ([], ["ascend"], ["vllm"], ["mindie"]):
         # An env var, config key, CLI tool, error sentence or release version that only one
         # product has settles the question instead of the menu or an out-of-scope note.
         settled_by_entity = [r for r in products_of_named_entities(clean, kb, lambda t: _has_ascend_failure(t, t.lower())) if r in known]
         if ambiguities == ["vllm"]:  # the entity must also say which vLLM
             settled_by_entity = [r for r in settled_by_entity if r in (VLLM, VLLM_ASCEND)]
+        elif ambiguities == ["mindie"]:  # ... or which MindIE component
+            settled_by_entity = [r for r in settled_by_entity if r in MINDIE_COMPONENTS]
         if settled_by_entity:
             named.extend(settled_by_entity)
             ambiguities.clear()

@@ -71,3 +71,12 @@ def test_hardware_names_never_settle_a_product() -> None:
 @pytest.mark.parametrize("session", [(VLLM_ASCEND,), ("verylucky01/MindIE-LLM",)])
 def test_the_thread_s_product_wins_over_an_entity_in_a_follow_up(session: tuple[str, ...]) -> None:
     assert route("那 VLLM_VERSION 要怎么设？", session_repos=session).repos == session
+
+
+def test_a_component_s_own_key_settles_a_bare_mindie_question() -> None:
+    decision = route("MindIE 的 maxSeqLen 在哪里配")
+    assert (decision.action, decision.repos) == ("research", ("verylucky01/MindIE-LLM",))
+
+
+def test_a_bare_mindie_question_without_such_a_name_still_asks() -> None:
+    assert route("MindIE 怎么部署 Qwen3-235B？").action == "clarify"
