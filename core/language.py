@@ -2,8 +2,9 @@
 
 Users paste English tracebacks with one Chinese sentence on top ("部署报错了，
 帮忙看看"): that is a Chinese question. So a handful of Han characters is
-enough; only when there are very few (a product name like 昇腾 inside an
-English sentence) do we weigh them against the English words around them.
+enough, and so are two outside the names English speakers also write in Chinese
+(昇腾, 华为…): "vllm-ascend 0.11.0 启动 报 ModuleNotFoundError" is typed by a
+Chinese reader. Only names alone are weighed against the English words around them.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _SENTENCE = 5
 # Below that, Chinese wins when Han characters are at least this share of the "words".
 _SHARE = 0.5
+# Names an English sentence may carry in Chinese; any other two Han characters are Chinese prose.
+_NAMES = ("昇腾", "华为", "鲲鹏", "欧拉", "麒麟", "海光")
+_PROSE = 2
 
 
 def detect_language(text: str) -> Language:
@@ -30,5 +34,8 @@ def detect_language(text: str) -> Language:
             return "zh"
     if han == 0:
         return "en"
+    prose = han - sum(text.count(name) * len(name) for name in _NAMES)
+    if prose >= _PROSE:
+        return "zh"
     words = sum(1 for _ in _LATIN_WORD.finditer(text))
     return "zh" if han / (han + words) >= _SHARE else "en"

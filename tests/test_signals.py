@@ -257,6 +257,8 @@ def test_with_env_fills_missing_values_only() -> None:
         ("部署报错了，帮忙看看\nTraceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: something failed badly in the engine core process", "zh"),
         ("What does 昇腾 mean in the docs?", "en"),
         ("MindIE 报错", "zh"),
+        ("vllm-ascend 0.11.0 启动 … 报 ModuleNotFoundError: No module named 'vllm_ascend.ops' while loading the model", "zh"),
+        ("Running on 昇腾 and 华为 servers, the engine fails to start after loading weights", "en"),
         ("", "en"),
         ("🙂🙂", "en"),
         ("12345", "en"),
