@@ -19,7 +19,11 @@ from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
 def index_sources(settings: Settings) -> list[RepoSource]:
     """Every allowlisted repository: clones are read when present, downloaded issues in any case."""
     overrides = dict(settings.repo_urls)
-    return [RepoSource(r.name, local_path(settings.repos_dir, r), web_base(r, overrides)) for r in REPOSITORIES]
+    sources = []
+    for repo in REPOSITORIES:
+        clone = local_path(settings.repos_dir, repo)
+        sources.append(RepoSource(repo.name, clone, web_base(repo, overrides, clone)))
+    return sources
 
 
 def _has_clone(path: Path) -> bool:

@@ -101,3 +101,24 @@ def test_product_facts_code_map_and_faq_links_are_citable_without_a_tool_call() 
     assert {kb.source(e.source).url for e in kb.code_map} <= urls
     faq = kb.doc("vllm-project/vllm-ascend")
     assert faq is not None and kb.source(faq.source).url in urls
+
+
+def test_permalinks_follow_the_clone_s_origin_unless_repo_urls_says_otherwise(tmp_path) -> None:
+    from core.research.repos import find_repo, web_base
+
+    repo = find_repo("verylucky01/MindIE-LLM")
+    assert repo is not None
+    clone = tmp_path / "MindIE-LLM"
+    (clone / ".git").mkdir(parents=True)
+    (clone / ".git" / "config").write_text(
+        '[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://gitcode.com/Ascend/MindIE-LLM.git\n'
+        '[remote "origin"]\n\turl = https://github.com/verylucky01/MindIE-LLM.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    )
+    assert web_base(repo, {}, clone) == "https://github.com/verylucky01/MindIE-LLM"
+    assert web_base(repo, {"verylucky01/MindIE-LLM": "https://gitcode.com/Ascend/MindIE-LLM.git"}, clone) == (
+        "https://gitcode.com/Ascend/MindIE-LLM"
+    )
+    # A local mirror as origin says nothing about the web: the original's page.
+    (clone / ".git" / "config").write_text('[remote "origin"]\n\turl = /srv/mirrors/MindIE-LLM\n')
+    assert web_base(repo, {}, clone) == repo.web_url
+    assert web_base(repo, {}, tmp_path / "missing") == repo.web_url

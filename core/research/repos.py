@@ -62,13 +62,38 @@ def clone_url(repo: RepoInfo, overrides: dict[str, str]) -> str:
     return repo.clone_url
 
 
-def web_base(repo: RepoInfo, overrides: dict[str, str]) -> str:
-    """Where permalinks point: the GitHub/GitCode project the clone came from, else the original."""
-    match = _WEB_REMOTE.match(clone_url(repo, overrides))
+def web_base(repo: RepoInfo, overrides: dict[str, str], clone: Path | None = None) -> str:
+    """Where permalinks point: the GitHub/GitCode project the clone came from, else the original.
+
+    The clone source is REPO_URLS when set, else the clone's own `origin` remote, so a commit
+    in a permalink is one the linked project has (a mirror's commit may not exist upstream).
+    """
+    source = clone_url(repo, overrides)
+    if not any(key.lower() == repo.name.lower() for key in overrides) and clone is not None:
+        source = origin_url(clone) or source
+    match = _WEB_REMOTE.match(source)
     if match:
         host, owner, name = match.groups()
         return f"https://{host}/{owner}/{name}"
     return repo.web_url
+
+
+def origin_url(clone: Path) -> str | None:
+    """The `origin` remote URL from a clone's .git/config, without running git; None when absent."""
+    try:
+        lines = (clone / ".git" / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    in_origin = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_origin = stripped.replace(" ", "") == '[remote"origin"]'
+        elif in_origin and stripped.startswith("url") and "=" in stripped:
+            key, _, value = stripped.partition("=")
+            if key.strip() == "url":
+                return value.strip()
+    return None
 
 
 def local_path(repos_dir: Path, repo: RepoInfo) -> Path:

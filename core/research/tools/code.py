@@ -61,7 +61,7 @@ class LocalRepos:
             )
             if result.ok:
                 commit = result.stdout.decode().strip()
-                return Checkout(repo, path, commit, wanted, web_base(repo, self.clone_urls))
+                return Checkout(repo, path, commit, wanted, web_base(repo, self.clone_urls, path))
         return failure(
             f"The ref '{wanted}' is not in the local clone of {repo.name} (shallow clones hold only the "
             "default branch). Search without a ref, or use search_issues / ask_deepwiki for other versions."
