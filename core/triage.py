@@ -727,7 +727,8 @@ def _question_terms(text: str) -> set[str]:
 
 def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHARS) -> str:
     """The passage lines that share the question's terms (the first lines when none do), within `limit`."""
-    lines = [ln.strip() for ln in passage.text.splitlines() if ln.strip() and not ln.strip().startswith("```")]
+    lines = [_unlinked(ln) for ln in passage.text.splitlines() if ln.strip() and not ln.strip().startswith("```")]
+    lines = [ln for ln in lines if ln]
     scored = [(sum(1 for term in terms if term in ln.lower()), i, ln) for i, ln in enumerate(lines)]
     hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
     chosen = sorted(hits, key=lambda s: s[1]) if hits else scored[:2]
@@ -740,6 +741,16 @@ def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHAR
         out.append(ln)
         size += len(ln) + 3
     return " … ".join(out)
+
+
+# Links inside quoted repository text are not our citations (the passage's permalink is), and a
+# cut excerpt would show half a URL that leads nowhere: keep a link's words, drop bare URLs.
+_MD_LINK = re.compile(r"!?\[([^\]\n]{0,300})\]\([^)\s]{0,1000}\)")
+_BARE_URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]{1,2000}")
+
+
+def _unlinked(line: str) -> str:
+    return _BARE_URL.sub("", _MD_LINK.sub(r"\1", line)).strip()
 
 
 def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int = 0) -> tuple[str, list[Source]]:

@@ -268,6 +268,13 @@ def test_passage_excerpt_is_bounded_and_falls_back_to_the_first_lines() -> None:
     assert len(passage_excerpt(long, {"match"})) <= 320
 
 
+def test_passage_excerpts_keep_link_words_but_never_a_url_from_the_quoted_text() -> None:
+    p = _passage("See the [graph mode guide](https://example.com/a/very/long/path#x) and https://evil.example/x?y=1 now")
+    excerpt = passage_excerpt(p, {"graph"})
+    assert "graph mode guide" in excerpt and "now" in excerpt
+    assert "http" not in excerpt and "](" not in excerpt
+
+
 def test_no_passages_and_nothing_matched_says_so_and_points_to_the_docs() -> None:
     text = triage("How do I tune the scheduler of MindIE-Motor?", (MOTOR,), "en").text
     assert "No indexed passage was available" in text
