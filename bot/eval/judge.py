@@ -154,19 +154,10 @@ class Judge:
 
 def build_judge(settings: Any) -> Judge:
     """The judge on the configured model (the research agent's provider settings)."""
-    from bot.settings import secret  # noqa: PLC0415
-    from core.research.anthropic_client import AnthropicClient  # noqa: PLC0415
+    from core.research import model_client  # noqa: PLC0415
 
     prompt, digest = load_prompt()
-    client = AnthropicClient(
-        api_key=secret(settings.anthropic_api_key),
-        model=settings.anthropic_model,
-        base_url=settings.anthropic_base_url,
-        max_tokens=settings.anthropic_max_tokens,
-        max_retries=settings.anthropic_max_retries,
-        stream=settings.anthropic_stream,
-        timeout=settings.research_deadline_seconds,
-    )
+    client = model_client(settings)
     try:
         shown_path = str(PROMPT_PATH.relative_to(Path.cwd()))
     except ValueError:

@@ -73,6 +73,21 @@ def build_registry(
     return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
 
 
+def model_client(settings: "Settings") -> AnthropicClient:
+    """The configured model (the research agent and the eval judge speak to the same one)."""
+    from bot.settings import secret  # noqa: PLC0415
+
+    return AnthropicClient(
+        api_key=secret(settings.anthropic_api_key),
+        model=settings.anthropic_model,
+        base_url=settings.anthropic_base_url,
+        max_tokens=settings.anthropic_max_tokens,
+        max_retries=settings.anthropic_max_retries,
+        stream=settings.anthropic_stream,
+        timeout=settings.research_deadline_seconds,
+    )
+
+
 def build_research_agent(
     settings: "Settings",
     redis: "Redis | None",
@@ -82,20 +97,10 @@ def build_research_agent(
     retriever: "Retriever | None" = None,
 ) -> ResearchAgent | None:
     """The research agent, or None when no model key is configured."""
-    from bot.settings import secret  # noqa: PLC0415
-
     if client is None and not settings.llm_enabled:
         return None
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.tool_timeout_seconds, connect=10.0))
-    client = client or AnthropicClient(
-        api_key=secret(settings.anthropic_api_key),
-        model=settings.anthropic_model,
-        base_url=settings.anthropic_base_url,
-        max_tokens=settings.anthropic_max_tokens,
-        max_retries=settings.anthropic_max_retries,
-        stream=settings.anthropic_stream,
-        timeout=settings.research_deadline_seconds,
-    )
+    client = client or model_client(settings)
     return ResearchAgent(
         client=client,
         registry=build_registry(settings, redis, keys, http, retriever),
