@@ -25,7 +25,7 @@ from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
-from core.triage import triage, triage_details
+from core.triage import shared_lookups, triage, triage_details
 
 log = logging.getLogger(__name__)
 
@@ -178,12 +178,18 @@ class Conversation:
             return replace(s, pending=pending, expired_pending=False)
 
         await self._sessions.update(key, store)
+        body, sources = clarification_text(asked, decision.options, language), ()
+        # A CANN variable or an ACL code means the same in every product: answer that part now.
+        shared = shared_lookups(analysis_window(question), language)
+        if shared is not None:
+            body, sources = f"{shared.text}\n\n{body}", shared.sources
         return Reply(
             ReplyKind.CLARIFY,
-            clarification_text(asked, decision.options, language),
+            body,
             language,
             repos=tuple(o.repo for o in decision.options),
             options=decision.options,
+            sources=sources,
         )
 
     async def _answer(

@@ -845,6 +845,32 @@ def triage(
     return TriageResult(text=answer, sources=sources, signals=report.signals, report=report)
 
 
+def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = None) -> TriageResult | None:
+    """What the knowledge base says that holds for every product (a CANN variable, an ACL code).
+
+    Shown with a "which project?" question, so a named variable or code is answered at once
+    and only the product-specific steps wait for the user's pick. None when nothing applies.
+    """
+    kb = kb or load_knowledge_base()
+    t = Text(language)
+    question = text if isinstance(text, str) else ""
+    report = diagnose(question, repos=(), known_env=None, kb=kb)
+    everyone = {r.repo for r in kb.repositories if r.repo in ASCEND_PRODUCTS}
+    lines = [line for line in _lookup_lines(report, t, kb) if everyone <= set(line[0])]
+    if not lines:
+        return None
+    body = t("lookups") + "\n" + "\n".join(f"- {line[1]}" for line in lines)
+    sources = _unique_sources(kb.source(ref) for line in lines for ref in line[2])
+    return TriageResult(text=body, sources=sources, signals=report.signals, report=report)
+
+
+# Products that run on Ascend: a CANN/torch_npu fact that names all of them is product-neutral.
+ASCEND_PRODUCTS = frozenset({
+    "vllm-project/vllm-ascend", "verylucky01/MindIE-LLM", "verylucky01/MindIE-SD",
+    "verylucky01/MindStudio-ModelSlim", "sgl-project/sglang", "verylucky01/MindIE-Turbo",
+})
+
+
 # --------------------------------------------------------------- details
 
 

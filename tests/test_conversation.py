@@ -186,3 +186,14 @@ async def test_only_one_clarification_round_per_question(conversation):
     again = await conversation.handle(message("就是 MindIE 那个"))  # still ambiguous
     assert again.kind is ReplyKind.ANSWER
     assert again.repos and again.repos[0] == asked.options[0].repo
+
+
+async def test_a_clarification_answers_what_holds_for_every_product_first(conversation):
+    asked = await conversation.handle(message("ASCEND_RT_VISIBLE_DEVICES 怎么设置多卡？", thread="shared-var"))
+    assert asked.kind is ReplyKind.CLARIFY
+    head, _, menu = asked.text.partition("这个问题涉及哪个项目")
+    assert "ASCEND_RT_VISIBLE_DEVICES" in head and "NPU" in head  # the CANN fact, before the question
+    assert menu and asked.sources  # ... and the menu still follows, with the fact's source
+    plain = await conversation.handle(message("MindIE 怎么部署 Qwen3-235B？", thread="bare-mindie"))
+    assert plain.kind is ReplyKind.CLARIFY and plain.sources == ()
+    assert "知识库" not in plain.text  # nothing product-neutral was named: just the question
