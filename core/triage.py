@@ -246,13 +246,16 @@ def _version_lookups(text: str, signals: Signals, verdicts: tuple[VersionVerdict
     """Bare versions (pairs like "v0.11.0rc1 和 v0.11.0") not already checked and not another package's."""
     covered = {_norm_version(v.found) for v in verdicts if v.found} | {v.vllm_ascend for v in verdicts if v.vllm_ascend}
     others = {_norm_version(signals.version(p) or "") for p in _OTHER_PACKAGES} - {""}
+    # A version the matrix only knows as a torch/torch_npu/triton pin ("wants torch 2.7.1") is
+    # that package's, not a missing vLLM/vllm-ascend row.
+    pins = {_norm_version(x) for r in kb.matrix.rows for x in (r.torch, r.torch_npu, r.triton_ascend or "") if x}
     out = []
     for version in find_versions(text):
         v = _norm_version(version)
-        if v in covered or v in others:
-            continue
         row = _find_row(kb, v)
         vllm_rows = tuple(r for r in kb.matrix.rows if v in r.vllm)
+        if v in covered or v in others or (v in pins and row is None and not vllm_rows):
+            continue
         out.append(VersionLookup(v, row, vllm_rows))
         if len(out) == 4:
             break

@@ -315,3 +315,10 @@ def test_passages_share_the_answer_budget() -> None:
     without = triage(q, (VA,), "en").text
     assert with_passages.count("> ") == 3
     assert len(with_passages) - len(without) <= 3 * (160 + 120)  # each excerpt shrank to the floor
+
+
+def test_a_torch_pin_in_the_question_is_not_reported_as_a_missing_product_row() -> None:
+    q = "pip install vllm==0.11.0 pulls torch 2.8.0 but vllm-ascend 0.11.0rc3 wants torch 2.7.1"
+    text = triage(q, (VA,), "en").text
+    assert "2.7.1 has no documented row" not in text and "no documented row" not in text
+    assert "0.11.0rc3" in text  # the product versions are still looked up
