@@ -206,7 +206,8 @@ class Conversation:
         session = await self._sessions.load(key)
         analysed = analysis_window(question)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
-        passages = await self._passages(analysed, repos)
+        # Only the routed products' passages: another product's doc is the wrong product's advice.
+        passages = tuple(p for p in await self._passages(analysed, repos) if not repos or p.repo in repos)
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex

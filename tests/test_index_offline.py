@@ -59,3 +59,20 @@ async def test_the_search_runs_with_the_routed_repositories(index: KnowledgeInde
 
     await Conversation(MemorySessionStore(), retriever=Spy()).handle(message("vllm-ascend: how do I install it?"))
     assert seen and seen[0][1] == (ASCEND,) and seen[0][2] == 3
+
+
+async def test_a_fallback_passage_of_another_product_is_not_quoted() -> None:
+    from core.index.passage import Passage
+
+    def passage(repo: str, path: str) -> Passage:
+        return Passage(repo, path, "Graph mode", f"https://github.com/{repo}/blob/abc/{path}#L1-L3", "doc", 1, 3, 0.9,
+                       "Enable graph mode with the documented switch.")
+
+    class Fallback:  # what the index returns when the routed repository had nothing good
+        def search(self, query: str, repos=(), k: int = 5, kind=None) -> list:  # type: ignore[no-untyped-def,type-arg]
+            return [passage("verylucky01/MindIE-LLM", "docs/graph.md"), passage(ASCEND, "docs/source/graph.md")]
+
+    reply = await Conversation(MemorySessionStore(), retriever=Fallback()).handle(message("vllm-ascend: how do I enable graph mode?"))
+    urls = [s.url for s in reply.sources]
+    assert any("vllm-ascend/blob/abc/docs/source/graph.md" in u for u in urls)
+    assert not any("MindIE-LLM/blob/abc" in u for u in urls) and "MindIE-LLM" not in reply.text
