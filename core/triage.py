@@ -96,6 +96,7 @@ class VersionLookup:
     version: str
     row: MatrixRow | None
     vllm_rows: tuple[MatrixRow, ...]
+    line_rows: tuple[MatrixRow, ...] = ()  # rows of the same X.Y.Z line (rc/post releases) when none matches exactly
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,11 @@ def _norm_version(v: str) -> str:
     return v.split("+", 1)[0].replace(".rc", "rc")
 
 
+def _release_line(v: str) -> str:
+    """0.8.4rc2, 0.8.4.post1 and 0.8.4 share the release line 0.8.4."""
+    return v.split("rc", 1)[0].split(".post", 1)[0]
+
+
 def _norm_cann(v: str) -> str:
     v = _norm_version(v).upper()
     return re.sub(r"\.(?:B\d+|ALPHA\d*|BETA\d*)$", "", v)
@@ -256,7 +262,8 @@ def _version_lookups(text: str, signals: Signals, verdicts: tuple[VersionVerdict
         vllm_rows = tuple(r for r in kb.matrix.rows if v in r.vllm)
         if v in covered or v in others or (v in pins and row is None and not vllm_rows):
             continue
-        out.append(VersionLookup(v, row, vllm_rows))
+        line = tuple(r for r in kb.matrix.rows if _release_line(r.vllm_ascend) == _release_line(v)) if not (row or vllm_rows) else ()
+        out.append(VersionLookup(v, row, vllm_rows, line))
         if len(out) == 4:
             break
     return tuple(out)
@@ -547,6 +554,10 @@ _PACKAGE_NAMES = {"vllm": "vLLM", "cann": "CANN", "torch": "torch", "torch_npu":
 
 def _render_verdict(v: VersionVerdict, t: Text, kb: KnowledgeBase) -> str:
     if v.status == "unknown":
+        line = [r for r in kb.matrix.rows if _release_line(r.vllm_ascend) == _release_line(_norm_version(v.found))]
+        if line:  # 0.8.4 asked, 0.8.4rc2 documented: name the rows that exist, with their vLLM
+            rows = ", ".join(f"v{r.vllm_ascend} (vLLM {' / '.join(r.vllm)})" for r in line)
+            return t("v_line_rows", found=f"vllm-ascend {v.found}", rows=rows)
         return t("v_unknown", found=v.found, oldest=kb.matrix.rows[-1].vllm_ascend, newest=v.expected)
     if v.status == "info":
         return t("v_info", found=v.found, expected=v.expected) if v.expected else t("v_no_row", found=f"vLLM {v.found}")
@@ -567,6 +578,8 @@ def _render_lookup(lk: VersionLookup, t: Text) -> str:
         return t("v_row", va=lk.row.vllm_ascend, expected=" / ".join(lk.row.vllm), row=_row_text(lk.row, t))
     if lk.vllm_rows:
         return t("v_info", found=lk.version, expected=", ".join(f"v{r.vllm_ascend}" for r in lk.vllm_rows))
+    if lk.line_rows:  # 0.8.4 asked, 0.8.4rc2 documented: say which rows exist instead of "none"
+        return t("v_line_rows", found=lk.version, rows=", ".join(f"v{r.vllm_ascend}" for r in lk.line_rows))
     return t("v_no_row", found=lk.version)
 
 

@@ -18,8 +18,8 @@ T: dict[str, tuple[str, str]] = {
         "你的 {component} {found} 与 vllm-ascend {va} 所在矩阵行的 {expected} 不一致；请先对齐。",
     ),
     "c_unknown_version": (
-        "vllm-ascend {va} has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the versioning policy.",
-        "我们收录的兼容矩阵中没有 vllm-ascend {va} 这一行，无法离线核对配套关系；请查看版本策略文档。",
+        "vllm-ascend {va} itself has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the rows below and the versioning policy.",
+        "我们收录的兼容矩阵中没有 vllm-ascend {va} 本身这一行，无法离线核对配套关系；请参考下面的记录和版本策略文档。",
     ),
     "c_pattern": ("This matches **{title}**; the usual causes are {causes}.", "这符合**{title}**的特征；常见原因是{causes}。"),
     "nothing_with_lookups": (
@@ -89,6 +89,10 @@ T: dict[str, tuple[str, str]] = {
     "v_no_row": (
         "{found} has no documented row in the matrix we hold, neither as a vllm-ascend nor as a vLLM version; check the release notes instead of guessing.",
         "我们收录的兼容矩阵中没有 {found} 的记录（无论作为 vllm-ascend 还是 vLLM 版本）；请查看 release notes，不要猜测。",
+    ),
+    "v_line_rows": (
+        "{found} itself has no row in the matrix we hold; the rows of that release line are {rows}.",
+        "我们收录的兼容矩阵中没有 {found} 本身的记录；该版本线的记录为 {rows}。",
     ),
     "v_policy": ("Rule: {text}", "规则：{text}"),
     "row": ("CANN {cann}, torch {torch} / torch_npu {torch_npu}, Python >={pmin},<{pmax}", "CANN {cann}、torch {torch} / torch_npu {torch_npu}、Python >={pmin},<{pmax}"),

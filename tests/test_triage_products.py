@@ -322,3 +322,11 @@ def test_a_torch_pin_in_the_question_is_not_reported_as_a_missing_product_row() 
     text = triage(q, (VA,), "en").text
     assert "2.7.1 has no documented row" not in text and "no documented row" not in text
     assert "0.11.0rc3" in text  # the product versions are still looked up
+
+
+def test_a_release_without_its_own_row_names_the_rows_of_its_line() -> None:
+    text = triage("vllm-ascend 0.8.4 works with which vllm version?", (VA,), "en").text
+    assert "0.8.4 itself has no row" in text and "v0.8.4rc2 (vLLM 0.8.4)" in text
+    assert "no documented row" not in text  # the line has rows: never "nothing documented"
+    unknown = triage("vllm-ascend 0.2.0 works with which vllm version?", (VA,), "en").text
+    assert "vllm-ascend 0.2.0 has no documented row" in unknown
