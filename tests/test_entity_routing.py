@@ -68,7 +68,7 @@ def test_hardware_names_never_settle_a_product() -> None:
     assert products_of_identifiers("Atlas 300I Duo 能跑什么", facts) == ()
 
 
-@pytest.mark.parametrize("session", [(VLLM_ASCEND,), ("verylucky01/MindIE-LLM",)])
+@pytest.mark.parametrize("session", [("verylucky01/MindStudio-ModelSlim",), ("verylucky01/MindIE-LLM",)])
 def test_the_thread_s_product_wins_over_an_entity_in_a_follow_up(session: tuple[str, ...]) -> None:
     assert route("那 VLLM_VERSION 要怎么设？", session_repos=session).repos == session
 
