@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     job_lease_seconds: float = 360  # longer than the job deadline, so only dead workers lose jobs
     job_max_deliveries: int = 3
     worker_concurrency: int = 4
+    dead_letter_max_entries: int = 1000  # failed jobs kept for inspection, newest first
+    dead_letter_max_age_seconds: int = 14 * 24 * 3600  # and never older than this
 
     # --- access and budgets -----------------------------------------------------------------
     allowed_workspaces: list[str] = Field(default_factory=list)
@@ -42,9 +44,18 @@ class Settings(BaseSettings):
     allowed_users: list[str] = Field(default_factory=list)
     rate_limit_user_per_hour: int = 30
     rate_limit_channel_per_hour: int = 120
-    daily_token_budget: int = 5_000_000
+    daily_token_budget: int = 5_000_000  # shared by everyone
+    user_daily_token_budget: int = 500_000  # one user's share of the model per day; 0 = no per-user cap
+    metrics_token: SecretStr | None = None  # set: /metrics requires `Authorization: Bearer <token>`
 
     # --- model (research agent) -------------------------------------------------------------
+    # unset: anthropic when ANTHROPIC_API_KEY is set, else openai when OPENAI_API_KEY or OPENAI_BASE_URL is
+    model_provider: Literal["anthropic", "openai"] | None = None
+    model_tools: Literal["auto", "on", "off"] = "auto"  # off/unsupported: retrieval-augmented answers
+    openai_api_key: SecretStr | None = None  # may be empty for a self-hosted server
+    openai_base_url: str | None = None  # e.g. http://npu-host:8000/v1 for vllm-ascend; unset: api.openai.com
+    openai_model: str | None = None  # unset: the first model the server lists (a self-hosted server has one)
+    openai_max_tokens: int = 8192
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None  # SDK default when unset
     anthropic_model: str = "claude-sonnet-5"
@@ -135,8 +146,19 @@ class Settings(BaseSettings):
         return self.index_dir if self.index_dir is not None else self.data_dir / "index"
 
     @property
+    def resolved_model_provider(self) -> Literal["anthropic", "openai"] | None:
+        """The provider the research agent talks to, or None when no model is configured."""
+        if self.model_provider is not None:
+            return self.model_provider
+        if secret(self.anthropic_api_key):
+            return "anthropic"
+        if secret(self.openai_api_key) or self.openai_base_url:
+            return "openai"
+        return None
+
+    @property
     def llm_enabled(self) -> bool:
-        return self.anthropic_api_key is not None and bool(self.anthropic_api_key.get_secret_value())
+        return self.resolved_model_provider is not None
 
 
 def secret(value: SecretStr | None) -> str:
