@@ -28,6 +28,9 @@ class ToolUse:
     id: str
     name: str
     input: Mapping[str, Any]
+    # Set when the provider sent arguments that are not a JSON object; the registry answers the
+    # model with this as an error result instead of running the tool.
+    arguments_error: str = ""
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ class ToolRegistry:
         tool = self._tools.get(call.name)
         arguments = _safe_arguments(call.input, self._redact)
         cached = False
-        if tool is None:
+        if call.arguments_error:  # the provider's arguments were not JSON: tell the model, run nothing
+            output = failure(f"Invalid arguments for {short(call.name, 40)}: {short(call.arguments_error, 200)}")
+        elif tool is None:
             output = failure(f"There is no tool named '{short(call.name, 40)}'. Available: {', '.join(self._tools)}.")
         else:
             try:
