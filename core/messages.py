@@ -95,10 +95,16 @@ class Reply:
         }
 
 
+# Progress stage of a streamed answer draft: `text` is the whole partial answer so far (Markdown,
+# reasoning stripped, links not yet verified); an empty text withdraws the draft. The final Reply
+# replaces the draft with the verified answer.
+DRAFT_STAGE = "draft"
+
+
 @dataclass(frozen=True)
 class Progress:
     """A short, human-readable status line while the core works (Markdown, user's language)."""
 
     text: str
     step: int = 0
-    stage: str = "working"  # "routing", "diagnosing", "researching", "tool", "writing"
+    stage: str = "working"  # "routing", "diagnosing", "researching", "tool", "writing", DRAFT_STAGE

@@ -6,7 +6,7 @@ OpenAI-compatible endpoint, say) is one more class implementing
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union
 
@@ -103,12 +103,31 @@ class ModelUnavailable(Exception):
     """The model could not answer after the retries. The message is safe to log (no secrets, no text)."""
 
 
+class ToolsUnsupported(ModelUnavailable):
+    """The server refused a request because it carried tools (vLLM started without
+    `--enable-auto-tool-choice`, a gateway without function calling). The agent can still answer
+    with its own retrieval instead of model-driven tool calls."""
+
+
+# Called with the whole visible text of the current turn so far (think blocks stripped) while a
+# reply streams in; a client stops calling it once the turn starts a tool call.
+TextCallback = Callable[[str], Awaitable[None]]
+
+
 class ModelClient(Protocol):
     @property
     def model(self) -> str: ...
 
-    async def complete(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> ModelReply:
-        """One model turn. Raises ModelUnavailable when the provider stays unavailable."""
+    async def complete(
+        self,
+        *,
+        system: str,
+        tools: Sequence[ToolSpec],
+        messages: Sequence[Message],
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """One model turn. Raises ModelUnavailable when the provider stays unavailable
+        (ToolsUnsupported when it refused the tools)."""
         ...
 
     async def aclose(self) -> None: ...
