@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from redis.exceptions import RedisError
 
 from core.language import detect_language
-from core.limits import TokenBudget
+from core.limits import BudgetState, TokenBudget, budget_user
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
 from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
@@ -213,8 +213,14 @@ class Conversation:
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
 
-        if self._researcher is not None and self._budget is not None and await self._budget.exhausted():
+        spender = budget_user(message)
+        budget = BudgetState.OPEN
+        if self._researcher is not None and self._budget is not None:
+            budget = await self._budget.state(spender)
+        if budget is BudgetState.ALL_SPENT:
             answer_text = f"{text('budget_exhausted', language)}\n\n{offline.text}"
+        elif budget is BudgetState.USER_SPENT:  # one user cannot spend everyone's day: only they fall back
+            answer_text = f"{text('user_budget_exhausted', language)}\n\n{offline.text}"
         elif self._researcher is not None:
             from core.research import ResearchRequest  # noqa: PLC0415 - optional feature
 
@@ -238,7 +244,7 @@ class Conversation:
                 self._on_research(outcome)
             if self._budget is not None:
                 try:
-                    await self._budget.spend(_tokens_of(outcome))
+                    await self._budget.spend(_tokens_of(outcome), spender)
                 except RedisError:  # a finished answer is worth more than one uncounted spend
                     log.warning("could not record token spend; Redis unavailable")
             if outcome.ok:

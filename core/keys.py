@@ -58,6 +58,9 @@ class Keys:
     def tokens_today(self, day: str) -> str:
         return f"{self.prefix}:tokens:{day}"
 
+    def user_tokens_today(self, day: str, user: str) -> str:
+        return f"{self.prefix}:tokens:{day}:user:{_digest(user)}"
+
     # research
     def tool_cache(self, tool: str, arguments_json: str) -> str:
         return f"{self.prefix}:cache:{tool}:{_digest(arguments_json)}"

@@ -1,0 +1,102 @@
+"""Per-user daily token budgets on a real Redis: one user cannot spend the day for everyone."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from core.conversation import Conversation
+from core.limits import BudgetState, TokenBudget
+from core.messages import InboundMessage, ReplyKind
+from core.session import RedisSessionStore
+
+
+@dataclass
+class Usage:
+    input: int = 400
+    output: int = 200
+    cache_write: int = 0
+    cache_read: int = 0
+
+
+@dataclass
+class Outcome:
+    ok: bool = True
+    text: str = "MODEL ANSWER: set ASCEND_RT_VISIBLE_DEVICES before starting vllm."
+    sources: tuple = ()
+    trace: tuple = ()
+    usage: Usage = field(default_factory=Usage)
+    error: str = ""
+
+
+class CountingResearcher:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def answer(self, request: object, progress: object) -> Outcome:
+        self.calls += 1
+        return Outcome()
+
+
+def ask(text: str, sender: str, thread: str, platform: str = "telegram", workspace: str = "bot1") -> InboundMessage:
+    return InboundMessage(platform, workspace, "chat1", thread, sender, text, thread, thread, True)
+
+
+async def test_spend_counts_per_user_and_shared(redis, keys) -> None:
+    budget = TokenBudget(redis, keys, daily_limit=10_000, user_daily_limit=1000)
+    assert await budget.state("telegram:b:alice") is BudgetState.OPEN
+    assert await budget.spend(600, "telegram:b:alice") == 600
+    assert await budget.state("telegram:b:alice") is BudgetState.OPEN
+    await budget.spend(400, "telegram:b:alice")
+    assert await budget.state("telegram:b:alice") is BudgetState.USER_SPENT
+    assert await budget.state("telegram:b:bob") is BudgetState.OPEN  # others are unaffected
+    assert await budget.spend(9000, "telegram:b:bob") == 10_000  # the shared count has both
+    assert await budget.state("telegram:b:carol") is BudgetState.ALL_SPENT
+    # 0 means no per-user cap: only the shared budget counts
+    uncapped = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=0)
+    assert await uncapped.state("telegram:b:alice") is BudgetState.OPEN
+
+
+async def test_counters_expire_and_concurrent_spends_are_not_lost(redis, keys) -> None:
+    budget = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=5000)
+    for _ in range(4):  # concurrent spends from several answers of one user
+        await asyncio.gather(*(budget.spend(10, "slack:T1:U1") for _ in range(50)))
+    assert await budget.state("slack:T1:U1") is BudgetState.OPEN
+    await budget.spend(3000, "slack:T1:U1")
+    assert await budget.state("slack:T1:U1") is BudgetState.USER_SPENT  # 2000 + 3000 = the cap exactly
+    async for key in redis.scan_iter(match=f"{keys.prefix}:tokens:*"):
+        assert 0 < await redis.ttl(key) <= 2 * 24 * 3600  # nothing kept forever
+
+
+async def test_a_user_over_their_share_gets_a_notice_and_offline_triage_others_get_the_model(redis, keys) -> None:
+    researcher = CountingResearcher()  # each answer costs 600 tokens
+    budget = TokenBudget(redis, keys, daily_limit=1_000_000, user_daily_limit=1000)
+    conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
+    question = "vllm-ascend 0.9.1 on 910B fails with ACL error 507015 at startup"
+
+    first = await conversation.handle(ask(question, "alice", "t1"))
+    second = await conversation.handle(ask(question, "alice", "t2"))  # 600 < 1000: still allowed
+    assert "MODEL ANSWER" in first.text and "MODEL ANSWER" in second.text and researcher.calls == 2
+
+    third = await conversation.handle(ask(question, "alice", "t3"))  # 1200 >= 1000
+    assert third.kind is ReplyKind.ANSWER and researcher.calls == 2
+    assert "MODEL ANSWER" not in third.text
+    assert "your share of today's research budget" in third.text
+    assert "507015" in third.text  # the offline diagnostic still answers
+
+    zh = await conversation.handle(ask("vllm-ascend 在 910B 上启动报错 507015 怎么办？", "alice", "t4"))
+    assert "你今天的研究额度已用完" in zh.text and researcher.calls == 2
+
+    bob = await conversation.handle(ask(question, "bob", "t5"))
+    assert "MODEL ANSWER" in bob.text and researcher.calls == 3
+    # the same id in another organisation is another person
+    other_org = await conversation.handle(ask(question, "alice", "t6", platform="wecom", workspace="corp2"))
+    assert "MODEL ANSWER" in other_org.text and researcher.calls == 4
+
+
+async def test_the_shared_budget_notice_still_wins(redis, keys) -> None:
+    researcher = CountingResearcher()
+    budget = TokenBudget(redis, keys, daily_limit=500, user_daily_limit=1000)
+    conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
+    await conversation.handle(ask("vllm-ascend 507015 on 910B", "alice", "t1"))
+    reply = await conversation.handle(ask("vllm-ascend 507015 on 910B", "bob", "t2"))
+    assert "Today's research budget is used up" in reply.text and researcher.calls == 1
