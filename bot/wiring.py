@@ -151,4 +151,31 @@ def build_components(
     )
     if with_adapters:
         components.adapters = build_adapters(AdapterDeps(settings=settings, redis=client, ingress=ingress))
+        warn_about_access(access, list(components.adapters))
     return components
+
+
+# What to put in an allowlist to close each platform (the ids its messages carry; see core/access.py).
+_CLOSE_HINT = {
+    "slack": 'ALLOWED_WORKSPACES=["slack:T…"]',
+    "telegram": 'ALLOWED_USERS=["telegram:<user id>"] or ALLOWED_CHANNELS=["telegram:<chat id>"]',
+    "feishu": 'ALLOWED_WORKSPACES=["feishu:<tenant key>"] or ALLOWED_USERS=["feishu:ou_…"]',
+    "wecom": 'ALLOWED_USERS=["wecom:<user id>"] or ALLOWED_CHANNELS=["wecom:<chat id>"]',
+}
+
+
+def warn_about_access(access: AccessPolicy, platforms: list[str]) -> list[str]:
+    """One warning line per enabled platform that anyone who finds the bot may use (and per misspelt
+    platform name in an allowlist). Returned too, so tests and `doctor` can show them."""
+    lines = [
+        f"{platform} is open to everyone: no ALLOWED_WORKSPACES/ALLOWED_CHANNELS/ALLOWED_USERS entry applies to it "
+        f"(to restrict it: {_CLOSE_HINT.get(platform, f'{platform}:<id>')})"
+        for platform in access.open_platforms(platforms)
+    ]
+    lines += [
+        f"allowlist entry {entry.split(':', 1)[0]!r}:… names no platform; it is matched as a literal id on every platform"
+        for entry in access.unknown_qualifiers()
+    ]
+    for line in lines:
+        log.warning("%s", line)
+    return lines

@@ -59,6 +59,11 @@ class Ingress:
         self._on_submit = on_submit
         self._script = redis.register_script(_DEDUPE_AND_ENQUEUE)
 
+    @property
+    def access(self) -> AccessPolicy:
+        """The allowlists, for events that are not queued (feedback clicks obey them too)."""
+        return self._access
+
     async def submit(self, message: InboundMessage, *extra_dedupe_ids: str) -> SubmitResult:
         """Enqueue `message` unless its event id (or any extra id, e.g. Feishu's message_id) was seen.
 

@@ -66,6 +66,9 @@ class SlackInbox:
         feedback = parse_feedback(payload)
         if feedback is None:
             return None
+        if not self._ingress.access.allows_actor("slack", feedback.workspace, feedback.channel, feedback.user):
+            log.info("slack feedback from outside the allowlists ignored")  # acked, not stored, no thanks
+            return None
         await record_feedback(
             self._redis, self._keys, trace_id=feedback.trace_id, workspace=feedback.workspace, user=feedback.user,
             value=feedback.value, channel=feedback.channel, message_ts=feedback.message_ts,

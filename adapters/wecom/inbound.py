@@ -173,6 +173,9 @@ class InboundHandler:
     async def _store_feedback(self, cb: FeedbackEvent) -> None:
         if not cb.feedback_id:
             return
+        if not self._ingress.access.allows_actor("wecom", cb.chat.bot_id, cb.chat.chat_id, cb.chat.user_id):
+            log.info("wecom feedback from outside the allowlists ignored")  # answered 200, not stored
+            return
         known = await self._streams.fields(cb.feedback_id, "answer", "trace_id")
         await self._feedback.record(
             trace_id=known.get("trace_id", ""),
