@@ -13,7 +13,8 @@ def evidence() -> Evidence:
     e = Evidence(["https://github.com/vllm-project/vllm-ascend"])
     e.record(
         f"- #1234 [closed] ACL error\n  {ISSUE}\n\nvllm_ascend/platform.py\n{PERMALINK}\nsee also docs/source/faqs.md",
-        [Source("vllm-project/vllm-ascend#1234: ACL error", ISSUE)],
+        [Source("vllm-project/vllm-ascend#1234: ACL error", ISSUE), Source("vllm-ascend: platform.py", PERMALINK)],
+        ["docs/source/faqs.md"],  # as a directory listing would declare it
     )
     return e
 
@@ -24,7 +25,7 @@ def test_verified_links_are_kept_and_listed_as_sources() -> None:
     assert f"[#1234]({ISSUE})" in result.text and PERMALINK in result.text
     assert result.removed_urls == 0
     assert [s.url for s in result.sources] == [ISSUE, PERMALINK]
-    assert result.text.splitlines()[-2:] == [f"- [vllm-project/vllm-ascend#1234: ACL error]({ISSUE})", f"- [{PERMALINK}]({PERMALINK})"]
+    assert result.text.splitlines()[-2:] == [f"- [vllm-project/vllm-ascend#1234: ACL error]({ISSUE})", "- [vllm-ascend: platform.py](" + PERMALINK + ")"]
     assert "**Sources**" in result.text and result.text.index("**Sources**") > result.text.index("Upgrade")
 
 

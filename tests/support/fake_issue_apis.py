@@ -6,6 +6,7 @@ limited GitHub (403 + X-RateLimit-Remaining: 0) or GitCode (429).
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,20 +99,24 @@ class FakeGitHub(_IssueServer):
             headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(time.time()) + 42)},
         )
 
+    def _item(self, repo: str, issue: FakeIssue) -> dict[str, Any]:
+        return {**super()._item(repo, issue), "repository_url": f"{self.url}/repos/{repo}"}
+
     async def _search(self, request: Request) -> Response:
         if (limited := self._limited()) is not None:
             return limited
-        words, repo, state = [], "", None
-        for token in request.query_params.get("q", "").split():
-            if token.startswith("repo:"):
-                repo = token[5:]
+        # Like GitHub: a quoted term is a plain word; unquoted repo: qualifiers add repositories (OR).
+        words, repos, state = [], [], None
+        for quoted, token in re.findall(r'"([^"]*)"|(\S+)', request.query_params.get("q", "")):
+            if quoted:
+                words += quoted.split()
+            elif token.startswith("repo:"):
+                repos.append(token[5:])
             elif token.startswith("state:"):
                 state = token[6:]
-            elif token.startswith("is:"):
-                continue
-            else:
+            elif not token.startswith("is:"):
                 words.append(token)
-        found = [self._item(repo, i) for i in self.issues.get(repo, []) if self._matches(i, words, state)]
+        found = [self._item(r, i) for r in repos for i in self.issues.get(r, []) if self._matches(i, words, state)]
         return JSONResponse({"total_count": len(found), "incomplete_results": False, "items": found})
 
     async def _issue(self, request: Request) -> Response:

@@ -1,7 +1,12 @@
 """What every research tool is: a name, a description, pydantic arguments and a run method.
 
 Tools are read-only. A tool returns `ToolOutput`: the text the model reads,
-the sources that text contains (URL + title), and whether it failed. Failures
+the sources the tool itself produced (URL + title: a permalink it built, an
+issue's own html_url, the DeepWiki page it asked), the repository paths it
+vouches for, and whether it failed. Only declared sources can be cited as
+verified; URLs and paths inside the third-party text a tool passes on (issue
+bodies, comments, wiki prose, file contents) are mentions, labelled with
+`origin` when the tool knows where they came from. Failures
 the model can act on (rate limited, not indexed, not found) are outputs, not
 exceptions, so the loop carries on.
 """
@@ -23,17 +28,31 @@ class ToolOutput:
     sources: tuple[Source, ...] = ()
     is_error: bool = False
     cacheable: bool = True
+    paths: tuple[str, ...] = ()  # repository paths the tool found itself (git ls-tree), beyond its permalinks
+    origin: str = ""  # what third-party text this is ("#1234", "DeepWiki"), for "(mentioned in …)" notes
 
     def to_json(self) -> str:
         return json.dumps(
-            {"text": self.text, "sources": [[s.title, s.url] for s in self.sources], "is_error": self.is_error},
+            {
+                "text": self.text,
+                "sources": [[s.title, s.url] for s in self.sources],
+                "is_error": self.is_error,
+                "paths": list(self.paths),
+                "origin": self.origin,
+            },
             ensure_ascii=False,
         )
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> "ToolOutput":
         data = json.loads(raw)
-        return cls(data["text"], tuple(Source(t, u) for t, u in data["sources"]), bool(data["is_error"]))
+        return cls(
+            data["text"],
+            tuple(Source(t, u) for t, u in data["sources"]),
+            bool(data["is_error"]),
+            paths=tuple(str(p) for p in data.get("paths") or ()),  # entries cached before paths existed
+            origin=str(data.get("origin") or ""),
+        )
 
 
 def failure(text: str) -> ToolOutput:

@@ -234,7 +234,10 @@ class ReadFile:
         url = f"{checkout.web}/tree/{checkout.commit}" + ("" if path == "." else f"/{path}")
         body = "\n".join(names[:300]) + (f"\n… {len(names) - 300} more" if len(names) > 300 else "")
         text = f"Directory {path} of {checkout.repo.name} at {checkout.commit[:12]}\n{url}\n{body}"
-        return ToolOutput(text, (Source(f"{checkout.repo.name}: {path}/", url),))
+        # The listed entries come from git, not from file contents: the bot vouches for these paths.
+        prefix = "" if path == "." else f"{path}/"
+        listed = tuple(prefix + name.rstrip("/") for name in names[:300])
+        return ToolOutput(text, (Source(f"{checkout.repo.name}: {path}/", url),), paths=listed)
 
     async def _read(self, checkout: Checkout, args: ReadFileArgs, spec: str) -> ToolOutput:
         content = (await self._repos.git(checkout, ["cat-file", "blob", spec])).decode("utf-8", errors="replace")
@@ -248,4 +251,6 @@ class ReadFile:
         numbered = "\n".join(f"{n}| {lines[n - 1]}" for n in range(start, end + 1)) if lines else "(empty file)"
         more = f"\n… file has {len(lines)} lines; read further with start_line={end + 1}" if end < len(lines) else ""
         text = f"{args.path} in {checkout.repo.name} at {checkout.commit[:12]}, lines {start}-{end}\n{link}\n{numbered}{more}"
-        return ToolOutput(text, (Source(f"{checkout.repo.name}: {args.path} L{start}-{end}", link),))
+        # Links and paths written inside the file are the file's claims, not ours.
+        source = Source(f"{checkout.repo.name}: {args.path} L{start}-{end}", link)
+        return ToolOutput(text, (source,), origin=args.path)

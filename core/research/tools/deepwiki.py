@@ -102,7 +102,9 @@ class AskDeepWiki:
             return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
         links = [f"https://deepwiki.com/{name}" for name in args.repos]
         head = f"DeepWiki answer about {', '.join(args.repos)} ({' '.join(links)}):"
-        return ToolOutput(f"{head}\n{text}", tuple(Source(f"DeepWiki: {n}", l) for n, l in zip(args.repos, links)))
+        # The pages we asked are sources; links and paths in the generated prose are only mentions.
+        sources = tuple(Source(f"DeepWiki: {n}", l) for n, l in zip(args.repos, links))
+        return ToolOutput(f"{head}\n{text}", sources, origin="DeepWiki")
 
 
 class ReadWikiStructureArgs(RepoArgs):
@@ -137,4 +139,6 @@ class ReadWikiStructure:
         if is_error or not text:
             return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
         link = f"https://deepwiki.com/{args.repo}"
-        return ToolOutput(f"DeepWiki topics of {args.repo} ({link}):\n{text}", (Source(f"DeepWiki: {args.repo}", link),))
+        return ToolOutput(
+            f"DeepWiki topics of {args.repo} ({link}):\n{text}", (Source(f"DeepWiki: {args.repo}", link),), origin="DeepWiki"
+        )

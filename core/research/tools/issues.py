@@ -7,8 +7,10 @@ errors come back as tool results the model can read.
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import Field
@@ -98,6 +100,52 @@ def _clip(text: str | None, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
 
 
+# GitHub search syntax the model's (or a user's) words must not be able to use: operators that join
+# another query, and `key:value` qualifiers (repo:, org:, user:, is:, in: …) that would widen the search.
+_OPERATORS = {"OR", "AND", "NOT"}
+_QUALIFIER = re.compile(r"^-?[A-Za-z][\w-]{0,30}:")
+
+
+def github_terms(query: str) -> str:
+    """The free text as quoted terms: `repo:x OR y` becomes `"repo:x" "OR" "y"`, three plain words.
+
+    GitHub has no escape for a quote inside a quoted term, so quotes (and backslashes) become spaces.
+    Each word is quoted on its own, so the terms are still ANDed as before, not turned into one phrase.
+    """
+    words = query.replace('"', " ").replace("\\", " ").split()
+    return " ".join(f'"{word}"' for word in words)
+
+
+def gitcode_terms(query: str) -> str:
+    """GitCode takes plain keywords (the repository is its own parameter): take qualifier syntax apart."""
+    words = []
+    for word in query.replace('"', " ").replace("\\", " ").split():
+        if word in _OPERATORS:
+            continue
+        match = _QUALIFIER.match(word)
+        words.append(f"{match.group(0)[:-1].lstrip('-')} {word[match.end():]}".strip() if match else word)
+    return " ".join(words)
+
+
+def item_repository(item: dict[str, Any]) -> str:
+    """owner/name of a search result, from its html_url, checked against what the API says it belongs to.
+
+    '' when the result names no repository or contradicts itself: such a result is dropped.
+    """
+    parts = urlsplit(str(item.get("html_url") or "")).path.strip("/").split("/")
+    if len(parts) < 3:
+        return ""
+    from_url = f"{parts[0]}/{parts[1]}".lower()
+    declared = []
+    repo_url = item.get("repository_url")  # GitHub: https://api.github.com/repos/owner/name
+    if isinstance(repo_url, str) and "/repos/" in repo_url:
+        declared.append(repo_url.rsplit("/repos/", 1)[1].strip("/").lower())
+    repository = item.get("repository")  # GitCode v5: {"full_name": "owner/name", ...}
+    if isinstance(repository, dict) and isinstance(repository.get("full_name"), str):
+        declared.append(repository["full_name"].strip("/").lower())
+    return from_url if all(d == from_url for d in declared) else ""
+
+
 class SearchIssuesArgs(RepoArgs):
     query: str = Field(min_length=1, max_length=256)
     state: Literal["open", "closed", "all"] = "all"
@@ -134,6 +182,8 @@ class SearchIssues:
 
     async def run(self, args: SearchIssuesArgs) -> ToolOutput:
         repo = args.info
+        if not (github_terms if repo.issue_host == "github" else gitcode_terms)(args.query):
+            return failure("The query has no words to search for (quotes and OR/AND/NOT alone are not searched).")
         try:
             if repo.issue_host == "github":
                 items, total = await self._github(repo, args)
@@ -145,7 +195,14 @@ class SearchIssues:
         head = f"{where} matching \"{args.query}\" (state {args.state})"
         if not items:
             return ToolOutput(f"{head}: no results. Try fewer or different keywords.")
-        lines = [f"{head}: {total if total is not None else len(items)} result(s), showing {len(items)}"]
+        wanted = repo.issue_repo.lower()
+        kept = [i for i in items if item_repository(i) == wanted]
+        # A result from another repository is dropped, never shown under this one's name.
+        dropped = len(items) - len(kept)
+        items = kept
+        if not items:
+            return ToolOutput(f"{head}: no results in {repo.issue_repo}. Try fewer or different keywords.")
+        lines = [f"{head}: {total if total is not None and not dropped else len(items)} result(s), showing {len(items)}"]
         sources = []
         for item in items:
             number, url, title = item["number"], item["html_url"], _one_line(item.get("title"), 160)
@@ -160,13 +217,14 @@ class SearchIssues:
         return ToolOutput("\n".join(lines), tuple(sources))
 
     async def _github(self, repo: RepoInfo, args: SearchIssuesArgs) -> tuple[list[dict], int | None]:
-        q = f"{args.query} repo:{repo.issue_repo} is:issue" + ("" if args.state == "all" else f" state:{args.state}")
+        # Only our qualifiers are unquoted: the query's words cannot add a repo:, org: or OR of their own.
+        q = f"{github_terms(args.query)} repo:{repo.issue_repo} is:issue" + ("" if args.state == "all" else f" state:{args.state}")
         data = await self._apis.get(repo, "/search/issues", {"q": q, "per_page": SEARCH_LIMIT})
         items = [i for i in (data.get("items") or []) if isinstance(i, dict) and i.get("html_url")]
         return items[:SEARCH_LIMIT], data.get("total_count")
 
     async def _gitcode(self, repo: RepoInfo, args: SearchIssuesArgs) -> tuple[list[dict], int | None]:
-        params: dict[str, Any] = {"q": args.query, "repo": repo.issue_repo, "per_page": SEARCH_LIMIT}
+        params: dict[str, Any] = {"q": gitcode_terms(args.query), "repo": repo.issue_repo, "per_page": SEARCH_LIMIT}
         if args.state != "all":
             params["state"] = args.state
         data = await self._apis.get(repo, "/search/issues", params)
@@ -231,4 +289,6 @@ class GetIssue:
         if isinstance(total, int) and total > len(comments[:MAX_COMMENTS]):
             lines.append(f"\n({total - len(comments[:MAX_COMMENTS])} later comments not shown; see {url})")
         text = "\n".join(lines) + comments_note
-        return ToolOutput(text, (Source(f"{repo.issue_repo}#{args.number}: {_one_line(issue.get('title'), 120)}", url),))
+        # The issue's own html_url is the source; every link in its body and comments is the authors' claim.
+        source = Source(f"{repo.issue_repo}#{args.number}: {_one_line(issue.get('title'), 120)}", url)
+        return ToolOutput(text, (source,), origin=f"#{args.number}")

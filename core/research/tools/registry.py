@@ -11,7 +11,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -91,7 +91,7 @@ class ToolRegistry:
                 output, cached = await self._execute(tool, args, full, min(timeout, tool.timeout))
         text = self._redact(output.text)
         text, truncated = truncate_utf8(text, self._max_bytes)
-        evidence.record(text, output.sources)
+        evidence.record(text, output.sources, output.paths, output.origin)
         duration = (time.perf_counter() - started) * 1000
         log.info(
             "tool %s %s in %.0f ms%s", call.name, "failed" if output.is_error else "ok", duration, " (cached)" if cached else ""
@@ -122,7 +122,7 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not end the answer; the model reads the failure
             log.warning("tool %s raised %s", tool.name, type(exc).__name__)
             return failure(f"{tool.name} failed ({type(exc).__name__}). Try another tool."), False
-        output = ToolOutput(self._redact(output.text), output.sources, output.is_error, output.cacheable)
+        output = replace(output, text=self._redact(output.text))
         await self._cache.put(tool.name, key, output, tool.cache_ttl)
         return output, False
 
