@@ -2,7 +2,7 @@
 and answers with citations that a tool really returned.
 
 `build_research_agent(settings, redis, keys)` is the one entry point; it returns None when no
-ANTHROPIC_API_KEY is configured (the bot then answers with the offline triage only).
+model provider is configured (the bot then answers with the offline triage only).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from core.research.anthropic_client import AnthropicClient
 from core.research.cache import ToolCache
 from core.research.loop import LoopLimits
 from core.research.model import ModelClient, Usage
+from core.research.openai_client import OpenAIClient
 from core.research.redact import Redactor
 from core.research.repos import canonical_urls
 from core.research.tools.code import LocalRepos, ReadFile, SearchCode
@@ -73,10 +74,20 @@ def build_registry(
     return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
 
 
-def model_client(settings: "Settings") -> AnthropicClient:
+def model_client(settings: "Settings") -> ModelClient:
     """The configured model (the research agent and the eval judge speak to the same one)."""
     from bot.settings import secret  # noqa: PLC0415
 
+    if settings.resolved_model_provider == "openai":
+        return OpenAIClient(
+            api_key=secret(settings.openai_api_key),
+            model=settings.openai_model,
+            base_url=settings.openai_base_url,
+            max_tokens=settings.openai_max_tokens,
+            max_retries=settings.anthropic_max_retries,
+            stream=settings.anthropic_stream,
+            timeout=settings.research_deadline_seconds,
+        )
     return AnthropicClient(
         api_key=secret(settings.anthropic_api_key),
         model=settings.anthropic_model,
@@ -108,4 +119,6 @@ def build_research_agent(
         limits=LoopLimits(max_steps=settings.research_max_steps, deadline_seconds=settings.research_deadline_seconds),
         allowed_urls=canonical_urls(),
         closers=(http.aclose,),
+        tools_mode=settings.model_tools,
+        fallback_when_no_tool_call=settings.resolved_model_provider == "openai",
     )

@@ -4,13 +4,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Literal
 
 from core.messages import Progress
 from core.research.citations import Evidence, find_urls, verify_answer
-from core.research.loop import LoopLimits, run_loop
+from core.research.drafts import DraftReporter
+from core.research.loop import LoopLimits, LoopResult, run_loop
 from core.research.model import Message, ModelClient, TextBlock
 from core.research.prompts import SYSTEM_PROMPT, user_turn
 from core.research.redact import Redactor, defang_mentions
+from core.research.retrieval import retrieval_answer
 from core.research.tools.registry import ToolRegistry
 from core.research.types import ResearchOutcome, ResearchRequest
 
@@ -43,6 +46,8 @@ class ResearchAgent:
         limits: LoopLimits,
         allowed_urls: Iterable[str] = (),
         closers: Iterable[Callable[[], Awaitable[None]]] = (),
+        tools_mode: Literal["auto", "on", "off"] = "on",
+        fallback_when_no_tool_call: bool = False,
     ) -> None:
         self._client = client
         self._registry = registry
@@ -50,6 +55,10 @@ class ResearchAgent:
         self._limits = limits
         self._allowed_urls = tuple(allowed_urls)
         self._closers = tuple(closers)
+        self._tools_mode = tools_mode
+        # Only for providers whose models may ignore tools (small self-hosted ones): Claude skipping
+        # tools on a thread follow-up is deliberate, and a second model call would just cost more.
+        self._fallback_when_no_tool_call = fallback_when_no_tool_call
 
     @property
     def registry(self) -> ToolRegistry:
@@ -66,16 +75,7 @@ class ResearchAgent:
         evidence = Evidence(self._allowed_urls)
         evidence.allow(find_urls(request.triage_markdown))  # the offline diagnostic cites the knowledge base
         messages = self.messages_for(request)
-        result = await run_loop(
-            client=self._client,
-            registry=self._registry,
-            system=SYSTEM_PROMPT,
-            messages=messages,
-            evidence=evidence,
-            limits=self._limits,
-            language=request.language,
-            progress=progress,
-        )
+        result = await self._research(request, messages, evidence, progress)
         trace = tuple(result.trace)
         tools_used = sum(1 for s in trace if s.kind == "tool")
         log.info("research ended: %s after %d step(s), %d tool call(s)", result.stop, len(trace) - tools_used, tools_used)
@@ -87,6 +87,68 @@ class ResearchAgent:
             text += "\n\n" + _EARLY_STOP[result.stop][request.language]
         verified = verify_answer(text, evidence, request.language)
         return ResearchOutcome(ok=True, text=verified.text, sources=verified.sources, trace=trace, usage=result.usage)
+
+    async def _research(
+        self,
+        request: ResearchRequest,
+        messages: list[Message],
+        evidence: Evidence,
+        progress: Callable[[Progress], Awaitable[None]],
+    ) -> LoopResult:
+        """The tool loop, or the bot's own retrieval when tools are off or the model cannot use them."""
+
+        async def by_retrieval() -> LoopResult:
+            return await retrieval_answer(
+                client=self._client,
+                registry=self._registry,
+                system=SYSTEM_PROMPT,
+                messages=messages,
+                question=request.question,
+                repos=request.repos,
+                evidence=evidence,
+                deadline_seconds=self._limits.deadline_seconds,
+                language=request.language,
+                progress=progress,
+            )
+
+        rejected = bool(getattr(self._client, "tools_rejected", False))
+        if self._tools_mode == "off" or (self._tools_mode == "auto" and rejected):
+            return await by_retrieval()
+        result = await run_loop(
+            client=self._client,
+            registry=self._registry,
+            system=SYSTEM_PROMPT,
+            messages=messages,
+            evidence=evidence,
+            limits=self._limits,
+            language=request.language,
+            progress=progress,
+        )
+        if self._tools_mode != "auto":
+            return result
+        if result.stop == "model_unavailable" and getattr(self._client, "tools_rejected", False):
+            log.warning("the model server refused tools; answering from the bot's own retrieval")
+            fallback = await by_retrieval()
+        elif self._needs_evidence(request, result):
+            log.warning("the model answered without calling a tool; answering from the bot's own retrieval")
+            await DraftReporter(progress).clear_any()  # the tool-less answer's draft gives way
+            fallback = await by_retrieval()
+            if fallback.stop != "answered" or not fallback.text:
+                return result  # the first answer is still better than none
+        else:
+            return result
+        fallback.trace[:0] = result.trace
+        fallback.usage += result.usage
+        return fallback
+
+    def _needs_evidence(self, request: ResearchRequest, result: LoopResult) -> bool:
+        """An answer about a product written without looking anything up."""
+        return (
+            self._fallback_when_no_tool_call
+            and result.stop == "answered"
+            and bool(request.repos)
+            and not any(step.kind == "tool" for step in result.trace)
+        )
 
     def messages_for(self, request: ResearchRequest) -> list[Message]:
         """Earlier turns as plain messages (a stable, cacheable prefix), then this turn with its context."""

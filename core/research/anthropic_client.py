@@ -9,6 +9,11 @@ Prompt caching: the tool list and the static system prompt are byte-stable
 and carry `cache_control`; so do the end of the thread history and the last
 message, so later steps of this answer, and the next question in the thread,
 reuse the prefix.
+
+Partial Messages servers (vLLM/vllm-ascend and SGLang `/v1/messages`, Chinese
+providers' Anthropic endpoints) may refuse an optional feature with a 400:
+see `compat.py`. The request is retried once without it, and the feature
+stays off for that endpoint for the life of the process.
 """
 from __future__ import annotations
 
@@ -18,17 +23,21 @@ from typing import Any
 
 import anthropic
 
+from core.research.compat import OPTIONAL_FEATURES, dropped_features, features_to_drop, remember_dropped
 from core.research.model import (
     Message,
     ModelReply,
     ModelUnavailable,
     ProviderBlock,
     TextBlock,
+    TextCallback,
     ToolResultBlock,
     ToolSpec,
+    ToolsUnsupported,
     ToolUse,
     Usage,
 )
+from core.research.reasoning import visible_text
 
 log = logging.getLogger(__name__)
 
@@ -62,29 +71,58 @@ class AnthropicClient:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> ModelReply:
+    @property
+    def endpoint(self) -> str:
+        """What process-wide compatibility memory is keyed by (never holds the key)."""
+        return f"anthropic:{self._client.base_url}"
+
+    async def complete(
+        self,
+        *,
+        system: str,
+        tools: Sequence[ToolSpec],
+        messages: Sequence[Message],
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        if tools and "tools" in dropped_features(self.endpoint):
+            raise ToolsUnsupported("the model server refused tools earlier")
         params = self.request_params(system=system, tools=tools, messages=messages)
-        for attempt in (1, 2):
+        retried_mid_stream = False
+        dropped: set[str] = set()  # remembered once a request without them succeeds
+        while True:
             try:
-                message = await (self._streamed(params) if self._stream else self._client.messages.create(**params))
+                message = await (
+                    self._streamed(params, on_text) if self._stream else self._client.messages.create(**params)
+                )
             except _MidStreamFailure as failure:
-                if attempt == 1:
+                if not retried_mid_stream:
+                    retried_mid_stream = True
                     log.warning("model stream failed mid-way (%s); retrying the turn once", failure)
                     continue
                 raise ModelUnavailable(f"stream failed twice: {failure}") from None
             except anthropic.APIStatusError as exc:
+                if exc.status_code in (400, 422) and not dropped:
+                    drop = features_to_drop(_error_text(exc), params)
+                    if drop:
+                        dropped = drop
+                        params = without_features(params, drop)
+                        continue
+                if exc.status_code in (400, 422) and tools and "tool" in _error_text(exc):
+                    remember_dropped(self.endpoint, {"tools"})
+                    raise ToolsUnsupported(f"model API error {exc.status_code}: tools refused") from None
                 raise ModelUnavailable(f"model API error {exc.status_code} ({type(exc).__name__})") from None
             except anthropic.APIConnectionError as exc:
                 raise ModelUnavailable(f"model API unreachable ({type(exc).__name__})") from None
+            remember_dropped(self.endpoint, dropped)
             return _reply(message)
-        raise AssertionError("unreachable")
 
-    async def _streamed(self, params: dict[str, Any]) -> Any:
+    async def _streamed(self, params: dict[str, Any], on_text: TextCallback | None) -> Any:
         # Errors before the response starts are the SDK's (already retried); errors after are ours.
         manager = self._client.messages.stream(**params)
         stream = await manager.__aenter__()
         try:
             try:
+                await _relay_text(stream, on_text)
                 message = await stream.get_final_message()
             except (anthropic.APIError, OSError, ValueError) as exc:
                 raise _MidStreamFailure(type(exc).__name__) from None
@@ -121,11 +159,73 @@ class AnthropicClient:
         }
         if tool_params:
             params["tools"] = tool_params
-        return params
+        return without_features(params, dropped_features(self.endpoint))
 
 
 class _MidStreamFailure(Exception):
     pass
+
+
+async def _relay_text(stream: Any, on_text: TextCallback | None) -> None:
+    """Read the stream, passing the turn's visible text on until the turn starts a tool call."""
+    raw = ""
+    tool_started = False
+    async for event in stream:
+        if on_text is None or tool_started:
+            continue
+        if event.type == "content_block_start" and event.content_block.type == "tool_use":
+            tool_started = True
+        elif event.type == "text":
+            raw += event.text
+            shown = visible_text(raw, partial=True)
+            if shown.strip():
+                await on_text(shown)
+
+
+def _error_text(exc: anthropic.APIStatusError) -> str:
+    """The server's error text, lower-cased, for matching only: it is never logged or shown."""
+    body = exc.body
+    return (str(body) if body is not None else str(exc.message)).lower()
+
+
+def without_features(params: dict[str, Any], features: set[str] | frozenset[str]) -> dict[str, Any]:
+    """A copy of the request without the optional features a server refused."""
+    features = set(features) & set(OPTIONAL_FEATURES)
+    if not features:
+        return params
+    params = dict(params)
+    if "cache_control" in features:
+        params["system"] = [_no_cache(b) for b in params["system"]] if isinstance(params["system"], list) else params["system"]
+        if "tools" in params:
+            params["tools"] = [_no_cache(t) for t in params["tools"]]
+        params["messages"] = [
+            {**m, "content": [_no_cache(b) for b in m["content"]]} if isinstance(m["content"], list) else m
+            for m in params["messages"]
+        ]
+    if "thinking" in features:
+        params.pop("thinking", None)
+        params["messages"] = [
+            {**m, "content": [b for b in m["content"] if b.get("type") not in ("thinking", "redacted_thinking")]}
+            if isinstance(m["content"], list)
+            else m
+            for m in params["messages"]
+        ]
+    if "tool_choice" in features:
+        params.pop("tool_choice", None)
+    if "is_error" in features:
+        params["messages"] = [
+            {**m, "content": [{k: v for k, v in b.items() if k != "is_error"} for b in m["content"]]}
+            if isinstance(m["content"], list)
+            else m
+            for m in params["messages"]
+        ]
+    if "system_blocks" in features and isinstance(params["system"], list):
+        params["system"] = "\n\n".join(b.get("text", "") for b in params["system"])
+    return params
+
+
+def _no_cache(block: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k != "cache_control"}
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -150,7 +250,8 @@ def _reply(message: Any) -> ModelReply:
     blocks: list[TextBlock | ToolUse | ProviderBlock] = []
     for block in message.content:
         if block.type == "text":
-            blocks.append(TextBlock(block.text))
+            # Anthropic-compatible servers in front of reasoning models may inline <think> blocks.
+            blocks.append(TextBlock(visible_text(block.text)))
         elif block.type == "tool_use":
             blocks.append(ToolUse(block.id, block.name, dict(block.input or {})))
         elif block.type in ("thinking", "redacted_thinking"):

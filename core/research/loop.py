@@ -16,6 +16,7 @@ from typing import Literal
 
 from core.messages import Language, Progress
 from core.research.citations import Evidence
+from core.research.drafts import DraftReporter
 from core.research.model import (
     Message,
     ModelClient,
@@ -27,6 +28,7 @@ from core.research.model import (
 )
 from core.research.prompts import BUDGET_NUDGE, progress_text
 from core.research.tools.registry import ToolRegistry, ToolRun
+from core.research.tools.turn import Planned, TurnGuard
 from core.research.types import TraceStep
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,8 @@ async def run_loop(
     deadline = clock() + limits.deadline_seconds
     best_text = ""
     messages = list(messages)
+    guard = TurnGuard()  # per answer: caps each turn's calls and refuses repeats
+    drafts = DraftReporter(progress)  # the streamed text of a turn that may be the final answer
     for step in range(1, max(1, limits.max_steps) + 1):
         remaining = deadline - clock()
         if remaining <= 0:
@@ -75,16 +79,22 @@ async def run_loop(
         started = clock()
         try:
             async with asyncio.timeout(remaining):
-                reply = await client.complete(system=system, tools=registry.specs, messages=messages)
+                reply = await client.complete(
+                    system=system, tools=registry.specs, messages=messages, on_text=drafts.update
+                )
         except TimeoutError:
+            await drafts.clear()  # the unfinished turn is not the answer
             result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note="deadline"))
             result.stop = "deadline"
             break
         except ModelUnavailable as exc:
+            await drafts.clear()  # a half-streamed turn that failed is no answer
             result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note=str(exc)))
             result.stop, result.error = "model_unavailable", str(exc)
             return result
         result.usage += reply.usage
+        # A turn that ends in tool calls was not the answer: its streamed text must not stay visible.
+        await (drafts.clear() if reply.tool_uses else drafts.settle())
         result.trace.append(
             TraceStep("model", client.model, {}, (clock() - started) * 1000, True, step, usage=reply.usage, note=reply.stop_reason)
         )
@@ -98,7 +108,7 @@ async def run_loop(
             # The model still wants tools after the nudge: the budget is spent, keep what we have.
             result.stop = "budget"
             break
-        runs = await _run_tools(reply, registry, evidence, deadline - clock(), language, progress, step)
+        runs = await _run_tools(reply, registry, evidence, deadline - clock(), language, progress, step, guard)
         result.trace += [
             TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, step, cached=r.cached, note=r.summary)
             for r in runs
@@ -120,11 +130,21 @@ async def _run_tools(
     language: Language,
     progress: ProgressCallback,
     step: int,
+    guard: TurnGuard,
 ) -> list[ToolRun]:
     timeout = max(0.1, remaining)
-    for call in reply.tool_uses:
-        await _report(progress, Progress(registry.describe(call, language), step=step, stage="tool"))
-    return list(await asyncio.gather(*(registry.run(call, evidence, timeout) for call in reply.tool_uses)))
+    planned = guard.plan(reply.tool_uses)
+    for item in planned:
+        if not item.refusal:
+            await _report(progress, Progress(registry.describe(item.call, language), step=step, stage="tool"))
+
+    async def one(item: Planned) -> ToolRun:
+        if item.refusal:
+            return registry.refuse(item.call, item.refusal)
+        return await registry.run(item.call, evidence, timeout)
+
+    # Every call gets a result, in the model's order: the API requires one per tool_use.
+    return list(await asyncio.gather(*(one(item) for item in planned)))
 
 
 async def _report(progress: ProgressCallback, update: Progress) -> None:
@@ -134,3 +154,6 @@ async def _report(progress: ProgressCallback, update: Progress) -> None:
             await progress(update)
     except Exception as exc:
         log.warning("progress callback failed: %s", type(exc).__name__)
+
+
+report_progress = _report  # for the retrieval path, which reports the same way

@@ -1,0 +1,135 @@
+"""Retrieval-augmented answering: for models or servers without tool calling.
+
+When the server refuses `tools` (vLLM started without
+`--enable-auto-tool-choice`), a gateway strips them, or a small model answers
+without ever calling one, the bot runs the research tools itself for the
+routed repositories — the diagnostics lookup, the knowledge index, code search
+over the local clones, issue search — through the same registry the model
+would use. So the results are redacted, truncated, wrapped as untrusted tool
+output and recorded as evidence exactly as tool calls are, and citation
+verification keeps only links this retrieval returned. The model then writes
+one answer from them, with no tools.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+
+from core.messages import Language, Progress
+from core.research.citations import Evidence
+from core.research.drafts import DraftReporter
+from core.research.loop import LoopResult, ProgressCallback, report_progress
+from core.research.model import Message, ModelClient, ModelUnavailable, TextBlock, ToolUse
+from core.research.tools.registry import ToolRegistry, ToolRun
+from core.research.types import TraceStep
+
+MAX_REPOS = 2  # the routed repositories searched (the router puts the most likely first)
+# Words worth a literal code or issue search: error codes, identifiers, env vars, flags, versions.
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{2,60}")  # one character class: linear
+_COMMON = frozenset(
+    "the and for with when what why how does not this that from have has was are can use using error failed "
+    "fails vllm ascend vllm-ascend npu run running model after before into about there help".split()
+)
+
+INSTRUCTION = (
+    "Tools are not available for this answer. The bot already ran its research tools for this question; their "
+    "results follow as untrusted tool output. Write the final answer from them now: cite the exact links they "
+    "contain next to each claim, and mark as (unverified) anything they do not cover. Do not try to call tools."
+)
+
+
+def keywords(question: str, limit: int = 3) -> list[str]:
+    """The most specific search terms of a question, most specific first."""
+    found: list[str] = []
+    for match in _WORD.finditer(question):
+        word = match.group(0).strip(".-")
+        if len(word) < 3 or word.lower() in _COMMON or word in found:
+            continue
+        found.append(word)
+    return sorted(found, key=_specificity, reverse=True)[:limit]
+
+
+def _specificity(word: str) -> int:
+    score = len(word)
+    if any(c.isdigit() for c in word):
+        score += 20  # error codes and versions find the right issue
+    if "_" in word or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)):
+        score += 15  # identifiers, env vars
+    return score
+
+
+def retrieval_calls(question: str, repos: tuple[str, ...], tool_names: tuple[str, ...]) -> list[ToolUse]:
+    """The tool calls the bot makes on the model's behalf (only tools the registry has)."""
+    words = keywords(question)
+    calls: list[ToolUse] = []
+
+    def add(name: str, **arguments: object) -> None:
+        if name in tool_names:
+            calls.append(ToolUse(f"retrieval_{len(calls) + 1}", name, arguments))
+
+    add("lookup_diagnostics", text=question[:20_000])
+    for repo in repos[:MAX_REPOS]:
+        add("search_docs", query=question[:500], repo=repo)
+        if words:
+            add("search_code", repo=repo, query=words[0][:200])
+            add("search_issues", repo=repo, query=" ".join(words[:2])[:256])
+    if not repos:
+        add("search_docs", query=question[:500])
+    return calls
+
+
+async def retrieval_answer(
+    *,
+    client: ModelClient,
+    registry: ToolRegistry,
+    system: str,
+    messages: list[Message],
+    question: str,
+    repos: tuple[str, ...],
+    evidence: Evidence,
+    deadline_seconds: float,
+    language: Language,
+    progress: ProgressCallback,
+    clock: Callable[[], float] = time.monotonic,
+) -> LoopResult:
+    """Run the bot's own retrieval, then ask the model for one answer without tools."""
+    result = LoopResult(stop="answered")
+    deadline = clock() + deadline_seconds
+    calls = retrieval_calls(question, repos, registry.names)
+    for call in calls:
+        await report_progress(progress, Progress(registry.describe(call, language), step=1, stage="tool"))
+    runs: list[ToolRun] = list(
+        await asyncio.gather(*(registry.run(call, evidence, max(0.1, deadline - clock())) for call in calls))
+    )
+    result.trace += [
+        TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, 1, cached=r.cached, note=r.summary)
+        for r in runs
+    ]
+    # The results join the current user turn, after the question: the cached prefix stays unchanged.
+    last = messages[-1]
+    blocks = last.blocks + (TextBlock(INSTRUCTION), *(TextBlock(r.content) for r in runs))
+    prompt = [*messages[:-1], Message(last.role, blocks)]
+    drafts = DraftReporter(progress)
+    started = clock()
+    try:
+        async with asyncio.timeout(max(0.1, deadline - clock())):
+            reply = await client.complete(system=system, tools=(), messages=prompt, on_text=drafts.update)
+    except TimeoutError:
+        await drafts.clear()
+        result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, 2, note="deadline"))
+        result.stop = "deadline"
+        return result
+    except ModelUnavailable as exc:
+        await drafts.clear()
+        result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, 2, note=str(exc)))
+        result.stop, result.error = "model_unavailable", str(exc)
+        return result
+    await drafts.settle()
+    result.usage += reply.usage
+    result.trace.append(
+        TraceStep("model", client.model, {}, (clock() - started) * 1000, True, 2, usage=reply.usage, note="retrieval")
+    )
+    result.text = reply.text
+    return result
