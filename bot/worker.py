@@ -20,6 +20,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Delivered, Responder
 from bot.logs import job_context
+from bot.retention import dead_letter_bounds, trim_settled_jobs
 from bot.wiring import Components
 from core.language import detect_language
 from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 GROUP = "workers"
 BLOCK_MS = 1000
 REDIS_RETRIES_PER_JOB = 6
+TRIM_EVERY_SECONDS = 60.0  # the safety sweep of settled jobs; finished jobs are deleted at once anyway
 
 # KEYS[1] stream. ARGV: group, consumer, job id. Renew our claim only while we still own the job:
 # 1 renewed, 0 another worker took it over (our lease lapsed), -1 no longer pending (acked).
@@ -54,6 +56,7 @@ class Worker:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()
         self._last_claim = 0.0
+        self._last_trim = -TRIM_EVERY_SECONDS  # sweep once at startup
         self._renew = components.redis.register_script(_RENEW_IF_OWNER)
         # Replies already delivered by a run of the job in this process whose bookkeeping then
         # failed on Redis: the in-process retry records them instead of posting again.
@@ -77,6 +80,7 @@ class Worker:
         while not self._stopping.is_set():
             try:
                 await self.ensure_group()
+                await self._sweep_settled()
                 await self._consume_once()
                 backoff = 0.5
             except (RedisError, OSError) as exc:
@@ -277,11 +281,33 @@ class Worker:
                 log.warning("could not renew the lease of job %s", job_id)
 
     async def _complete(self, job_id: str, order_key: str | None) -> None:
+        # Ack and delete together: an acked entry is never read again, and keeping it would keep the
+        # user's question in Redis forever. XDEL does not touch the group's last-delivered id, so
+        # reads, reclaims and the order check (_job_open) work the same without the entry.
         async with self.c.redis.pipeline(transaction=True) as pipe:
             pipe.xack(self.c.keys.jobs, GROUP, job_id)
+            pipe.xdel(self.c.keys.jobs, job_id)
             if order_key is not None:
                 pipe.lrem(order_key, 1, job_id)
             await pipe.execute()
+
+    async def _sweep_settled(self) -> None:
+        """Now and then, trim jobs that are acked but still stored; never a pending or unread one."""
+        now = time.monotonic()
+        if now - self._last_trim < TRIM_EVERY_SECONDS:
+            return
+        self._last_trim = now
+        settings = self.c.settings
+        min_age = max(2 * settings.job_lease_seconds, 60.0)  # well past any reclaim of the job
+        _, oldest_kept = dead_letter_bounds(settings.dead_letter_max_entries, settings.dead_letter_max_age_seconds)
+        try:
+            trimmed = await trim_settled_jobs(self.c.redis, self.c.keys.jobs, GROUP, min_age)
+            trimmed_dead = int(await self.c.redis.xtrim(self.c.keys.dead_letters, minid=oldest_kept, approximate=False))
+        except ResponseError as exc:  # e.g. a server without XTRIM MINID (< 6.2): answering matters more
+            log.warning("retention sweep failed: %s", exc)
+            return
+        if trimmed or trimmed_dead:
+            log.info("retention: trimmed %d settled jobs and %d old dead letters", trimmed, trimmed_dead)
 
     def _observe(self, job_id: str, message: InboundMessage, reply: Reply) -> None:
         metrics = self.c.metrics
@@ -328,9 +354,15 @@ class Worker:
         payload: dict[Any, Any] = dict(fields)
         payload["job_id"] = job_id
         payload["reason"] = reason
+        max_entries, oldest_kept = dead_letter_bounds(
+            self.c.settings.dead_letter_max_entries, self.c.settings.dead_letter_max_age_seconds
+        )
         async with redis.pipeline(transaction=True) as pipe:
-            pipe.xadd(keys.dead_letters, payload, maxlen=10_000, approximate=True)
+            # Exact trims: dead letters are rare, and "older than the age are gone" must hold to the entry.
+            pipe.xadd(keys.dead_letters, payload, maxlen=max_entries, approximate=False)
+            pipe.xtrim(keys.dead_letters, minid=oldest_kept, approximate=False)
             pipe.xack(keys.jobs, GROUP, job_id)
+            pipe.xdel(keys.jobs, job_id)  # the dead letter holds the payload now
             if order_key is not None:
                 pipe.lrem(order_key, 1, job_id)
             await pipe.execute()

@@ -20,7 +20,7 @@ from tests.support.fake_feishu import (
     seal,
     url_verification,
 )
-from tests.support.stack import running_bot
+from tests.support.stack import running_bot, jobs_enqueued
 
 KEY, TOKEN = "e2e-encrypt-key", "v-token"
 
@@ -103,7 +103,7 @@ async def test_duplicate_deliveries_get_one_answer(fake, settings):
         again = message_event("vllm-ascend OOM on 910B", message_id="om_d1", event_id="ev_d2")
         assert (await send(stack, again)).status_code == 200  # same message under a new event id
         await stack.wait_idle()
-        assert await queued(stack) == 1
+        assert jobs_enqueued(stack.components) == 1
     assert len(fake.replies_to("om_d1")) == 1
 
 

@@ -26,7 +26,7 @@ from tests.support.fake_slack import (
     post_action,
     post_event,
 )
-from tests.support.stack import running_bot
+from tests.support.stack import running_bot, jobs_enqueued
 
 CHANNEL = "C0CHAN01"
 WJ = "\u2060"
@@ -273,7 +273,7 @@ async def test_the_bots_own_message_is_ignored(settings, slack: FakeSlack) -> No
         own = message("the answer text", ts=answer.ts, thread_ts=root, user=BOT_USER, bot_id=BOT_ID)
         assert (await post_event(stack.base_url, event_callback(own))).status_code == 200
         await stack.wait_idle()
-        assert await stack.redis.xlen(stack.keys.jobs) == 1
+        assert jobs_enqueued(stack.components) == 1
     assert len(_answers(slack, CHANNEL, root)) == 1
 
 

@@ -11,7 +11,7 @@ from bot.embedded_redis import start_embedded_redis
 from core.ingress import Ingress
 from core.messages import InboundMessage, Reply, ReplyKind
 from tests.support.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack, block_action, event_callback, mention
-from tests.support.stack import running_bot
+from tests.support.stack import running_bot, jobs_enqueued
 
 
 async def test_socket_mode_acks_enqueues_and_dedupes_resent_envelopes(make_settings, redis, keys) -> None:
@@ -86,7 +86,7 @@ async def test_socket_mode_redis_outage_leaves_the_envelope_unacked_until_redis_
                 again = await slack.push(payload, retry_attempt=1)  # Slack re-sends: same event_id
                 assert (await slack.wait_for_ack(again))["envelope_id"] == again
                 await stack.wait_idle()
-                assert await stack.redis.xlen(stack.keys.jobs) == 1
+                assert jobs_enqueued(stack.components) == 1
                 assert not stack.worker._stopping.is_set()
             [answer] = slack.in_thread("C0CHAN01", "1700000050.000100")
             assert answer.section_text() == "answer to: outage question"

@@ -24,7 +24,7 @@ from tests.support.fake_wecom import (
     event_body,
     message_body,
 )
-from tests.support.stack import running_bot
+from tests.support.stack import running_bot, jobs_enqueued
 
 TOKEN = "wecom-e2e-token"
 AES = "kWxPEV2QE6N1q9oGNVb5XQCMO1XIQV0MPPkO5q5Fj5o"
@@ -148,7 +148,7 @@ async def test_the_same_msgid_twice_gets_one_answer(settings) -> None:
         b = await wecom.post(body)  # WeCom retried: same bubble, no second job
         assert a.reply["stream"]["id"] == b.reply["stream"]["id"]  # type: ignore[index]
         await stack.wait_idle()
-        assert await queued(stack) == 1
+        assert jobs_enqueued(stack.components) == 1
         replies = await wecom.refresh_until_finished(a.reply["stream"]["id"], stack.wait_idle)  # type: ignore[index]
         assert replies[-1]["stream"]["content"] == "Only once."
     assert len(scripted.messages) == 1

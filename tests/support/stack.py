@@ -58,6 +58,18 @@ async def queue_drained(components: Components) -> bool:
     return delivered == last and pending == 0
 
 
+def jobs_enqueued(components: Components) -> int:
+    """How many jobs ingress enqueued. A finished job is deleted from the stream (issue 16), so
+    XLEN after the worker ran says nothing about deduplication; the ingress counter does."""
+    assert components.metrics is not None
+    return int(sum(
+        sample.value
+        for metric in components.metrics.events.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_total") and sample.labels.get("outcome") == "enqueued"
+    ))
+
+
 @contextlib.asynccontextmanager
 async def running_bot(settings: Settings, conversation: Any = None, *, worker: bool = True) -> AsyncIterator[Stack]:
     components = build_components(settings, conversation=conversation)
