@@ -87,5 +87,5 @@ class SlackAdapter:
         return SlackResponder(
             client=self.client, message=message, job_id=job_id, pacer=self._pacer,
             deliveries=self._deliveries, threads=self._threads, streaming=self._streaming,
-            edit_interval=EDIT_INTERVAL,
+            capabilities=self.capabilities,
         )

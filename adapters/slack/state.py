@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
+from adapters.common.records import DeliveryRecords
 from core.keys import Keys
 
 PLATFORM = "slack"
@@ -23,51 +23,26 @@ class EngagedThreads:
     def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
         self._redis, self._keys, self._ttl = redis, keys, ttl_seconds
 
-    def _key(self, team: str, channel: str, thread_ts: str) -> str:
-        return self._keys.adapter_state(PLATFORM, f"thread:{team}:{channel}:{thread_ts}")
+    @property
+    def ttl(self) -> int:
+        return self._ttl
+
+    def key(self, team: str, channel: str, thread_ts: str) -> str:
+        # an ingress marker: the ingress script checks and sets it with the job, in one round trip
+        return self._keys.marker(PLATFORM, f"thread:{team}:{channel}:{thread_ts}")
 
     async def mark(self, team: str, channel: str, thread_ts: str) -> None:
-        await self._redis.set(self._key(team, channel, thread_ts), "1", ex=self._ttl)
+        await self._redis.set(self.key(team, channel, thread_ts), "1", ex=self._ttl)
 
     async def is_engaged(self, team: str, channel: str, thread_ts: str) -> bool:
-        return bool(await self._redis.exists(self._key(team, channel, thread_ts)))
+        return bool(await self._redis.exists(self.key(team, channel, thread_ts)))
 
 
-@dataclass
-class JobRecord:
-    """What one job already posted: part index → message ts, and its placeholder ts."""
+class JobDeliveries(DeliveryRecords):
+    """Slack's per-job delivery records: the shared store (adapters/common/records.py) under "slack"."""
 
-    placeholder: str = ""
-    parts: dict[int, str] = field(default_factory=dict)
-    streamed: str = ""
-
-
-class JobDeliveries:
     def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
-        self._redis, self._keys, self._ttl = redis, keys, ttl_seconds
-
-    def _key(self, job_id: str) -> str:
-        return self._keys.adapter_state(PLATFORM, f"job:{job_id}")
-
-    async def load(self, job_id: str) -> JobRecord:
-        raw = await self._redis.hgetall(self._key(job_id))
-        record = JobRecord()
-        for k, v in raw.items():
-            name = k.decode() if isinstance(k, bytes) else k
-            value = v.decode() if isinstance(v, bytes) else v
-            if name == "placeholder":
-                record.placeholder = value
-            elif name == "streamed":
-                record.streamed = value
-            elif name.startswith("part:") and name[5:].isdigit():
-                record.parts[int(name[5:])] = value
-        return record
-
-    async def save(self, job_id: str, name: str, ts: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self._key(job_id), name, ts)
-            pipe.expire(self._key(job_id), self._ttl)
-            await pipe.execute()
+        super().__init__(redis, keys, PLATFORM, ttl_seconds)
 
 
 async def record_feedback(
