@@ -162,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-pages takes a positive number and only applies with --issues")
     settings = Settings()
     quiet = args.command in ("ask", "chat", "eval", "search")
-    configure_logging("WARNING" if quiet else settings.log_level, settings.log_json)
+    from core.research.redact import Redactor  # noqa: PLC0415
+
+    # secrets from settings and common token shapes never reach a log line
+    configure_logging("WARNING" if quiet else settings.log_level, settings.log_json, Redactor.from_settings(settings))
     if args.command == "ask":
         args.question = "-" if args.question == ["-"] else args.question
         return asyncio.run(cmd_ask(args, settings))

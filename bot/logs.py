@@ -5,6 +5,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 
 # The job a log line belongs to. The worker sets it at the start of each job's task, so every line
@@ -17,6 +18,26 @@ class JobContextFilter(logging.Filter):
         for name, value in job_context.get().items():
             if not hasattr(record, name):
                 setattr(record, name, value)
+        return True
+
+
+class RedactingFilter(logging.Filter):
+    """Runs every line (and its traceback) through the redactor: a token in an exception message or a
+    URL logged by a library does not reach the log. Formats the message here, once, so the redactor
+    sees the final text rather than the template."""
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string is the handler's to report, not a crash here
+            message = str(record.msg)
+        record.msg, record.args = self._redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._redact(logging.Formatter().formatException(record.exc_info))
         return True
 
 
@@ -34,14 +55,16 @@ class JsonFormatter(logging.Formatter):
             if hasattr(record, name):
                 data[name] = getattr(record, name)
         if record.exc_info:
-            data["exc"] = self.formatException(record.exc_info)
+            data["exc"] = record.exc_text or self.formatException(record.exc_info)  # exc_text: redacted
         return json.dumps(data, ensure_ascii=False)
 
 
-def configure_logging(level: str = "INFO", as_json: bool = False) -> None:
+def configure_logging(level: str = "INFO", as_json: bool = False, redact: Callable[[str], str] | None = None) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if as_json else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(JobContextFilter())
+    if redact is not None:
+        handler.addFilter(RedactingFilter(redact))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
