@@ -121,8 +121,18 @@ def _segment(role: str, block: dict[str, Any]) -> tuple[str, bool]:
 
 
 class FakeAnthropic:
-    def __init__(self, script: list[Step] | Callable[[dict[str, Any]], Any], *, min_cache_tokens: int = 1024) -> None:
+    def __init__(
+        self,
+        script: list[Step] | Callable[[dict[str, Any]], Any],
+        *,
+        min_cache_tokens: int = 1024,
+        refuse: tuple[str, ...] = (),
+    ) -> None:
+        """`refuse` makes a partial Messages server (vLLM, SGLang, some providers' endpoints): a request
+        using any of "cache_control", "thinking" (blocks or parameter) or "tools" gets a 400 naming it,
+        before the script is consulted."""
         self._script = script
+        self.refuse = refuse
         self._position = 0
         self._ids = itertools.count(1)
         self.cache = PromptCache(min_cache_tokens)
@@ -165,6 +175,11 @@ class FakeAnthropic:
     async def _respond(self, request: Request) -> Response:
         body = await request.json()
         self.bodies.append(body)
+        refused = self._refused(body)
+        if refused:
+            return JSONResponse(
+                {"type": "error", "error": {"type": "invalid_request_error", "message": refused}}, status_code=400
+            )
         step = self._next(body)
         if isinstance(step, Fail):
             return JSONResponse(
@@ -182,6 +197,17 @@ class FakeAnthropic:
         if body.get("stream"):
             return StreamingResponse(_events(message), media_type="text/event-stream")
         return JSONResponse(message)
+
+    def _refused(self, body: dict[str, Any]) -> str:
+        """The 400 message of a partial server for this body, or "" (wording like vLLM's validation)."""
+        raw = json.dumps(body)
+        if "cache_control" in self.refuse and '"cache_control"' in raw:
+            return "1 validation error: messages.0.content.0.cache_control: Extra inputs are not permitted"
+        if "thinking" in self.refuse and ("thinking" in body or '"type": "thinking"' in raw):
+            return "Input tag 'thinking' found using 'type' does not match any of the expected tags"
+        if "tools" in self.refuse and body.get("tools"):
+            return '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+        return ""
 
     def _message(self, body: dict[str, Any], turn: Turn, count_usage: bool = True) -> dict[str, Any]:
         content = []
