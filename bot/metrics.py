@@ -1,6 +1,8 @@
 """Prometheus metrics for /metrics. One registry per process (scrape every web and worker)."""
 from __future__ import annotations
 
+import hmac
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 
@@ -36,3 +38,14 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def bearer_matches(authorization: str | None, token: str) -> bool:
+    """True when an `Authorization: Bearer <token>` header carries `token` (constant-time compare).
+
+    The comparison runs over bytes of the whole header value, so its time says nothing about how
+    much of a guess was right; a missing or non-Bearer header is simply a mismatch.
+    """
+    expected = f"Bearer {token}".encode()
+    given = (authorization or "").strip().encode("latin-1")  # the raw header bytes (Starlette decodes latin-1)
+    return hmac.compare_digest(given, expected)

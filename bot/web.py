@@ -11,12 +11,13 @@ from collections.abc import AsyncIterator
 import time
 
 from prometheus_client import CONTENT_TYPE_LATEST
-from redis.exceptions import ConnectionError, RedisError
+from redis.exceptions import ConnectionError, RedisError, ResponseError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.metrics import bearer_matches
 from bot.wiring import Components
 
 log = logging.getLogger(__name__)
@@ -35,9 +36,14 @@ def create_app(components: Components) -> Starlette:
         body = {"redis": redis_ok, "adapters": sorted(components.adapters)}
         return JSONResponse(body, status_code=200 if redis_ok else 503)
 
-    async def metrics(_: Request) -> Response:
+    token = components.settings.metrics_token.get_secret_value() if components.settings.metrics_token else ""
+
+    async def metrics(request: Request) -> Response:
         if components.metrics is None:
             return PlainTextResponse("metrics disabled", status_code=404)
+        if token and not bearer_matches(request.headers.get("authorization"), token):
+            # Before any Redis work: an unauthenticated scraper costs nothing. The header is never logged.
+            return PlainTextResponse("unauthorized", status_code=401, headers={"WWW-Authenticate": "Bearer"})
         try:
             await refresh_queue_gauges(components)
         except (RedisError, OSError):
@@ -65,20 +71,31 @@ def create_app(components: Components) -> Starlette:
 
 
 async def refresh_queue_gauges(components: Components) -> None:
-    """Queue depth and the age of the oldest unacked job, read from the stream's consumer group."""
+    """Queue depth and the age of the oldest unacked job, read from the stream's consumer group.
+
+    One pipeline, one round trip per scrape: a scraper every few seconds on every replica must not
+    add up to real load on Redis. A missing stream or group answers with an error inside the
+    pipeline, which means an empty queue.
+    """
     from bot.worker import GROUP  # noqa: PLC0415 - avoids importing the worker into web-only code paths
 
     metrics, redis, stream = components.metrics, components.redis, components.keys.jobs
     assert metrics is not None
-    if not await redis.exists(stream):
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.xpending(stream, GROUP)
+        pipe.xinfo_groups(stream)
+        pipe.xlen(stream)
+        summary, groups, length = await pipe.execute(raise_on_error=False)
+    if isinstance(summary, ResponseError) or isinstance(groups, ResponseError):  # no stream or group yet
         metrics.queue_depth.set(0)
         metrics.oldest_pending_seconds.set(0)
         return
-    summary = await redis.xpending(stream, GROUP)
     pending = int(summary.get("pending") or 0)
-    groups = await redis.xinfo_groups(stream)
-    lag = sum(int(g.get("lag") or 0) for g in groups if g.get("name") in (GROUP, GROUP.encode()))
-    metrics.queue_depth.set(pending + lag)
+    ours = next((g for g in groups if g.get("name") in (GROUP, GROUP.encode())), {})
+    lag = ours.get("lag")
+    # Redis < 7 has no lag, and 7 answers nil when it cannot tell; finished jobs are deleted from the
+    # stream, so its length (waiting + in progress) is the right figure then.
+    metrics.queue_depth.set(pending + int(lag) if lag is not None else int(length))
     oldest = summary.get("min")
     if oldest:
         oldest_id = oldest.decode() if isinstance(oldest, bytes) else oldest
