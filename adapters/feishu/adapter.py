@@ -76,5 +76,5 @@ class FeishuAdapter:
 
     def responder(self, message: InboundMessage, job_id: str) -> FeishuResponder:
         return FeishuResponder(
-            self.api, self._redis, self._keys, message, job_id, cardkit=self.cardkit, min_interval=self.capabilities.min_edit_interval
+            self.api, self._redis, self._keys, message, job_id, cardkit=self.cardkit, capabilities=self.capabilities
         )
