@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from adapters.common import json_body
 from adapters.common.body import BodyTooLarge, read_capped_body
 
 from .crypto import CryptoError, ReceiveIdError, WeComCrypto
@@ -82,8 +83,10 @@ class WebhookEndpoint:
             raw = await read_capped_body(request, MAX_BODY_BYTES)
         except BodyTooLarge:
             return _reject(413, "body too large")
+        # Parsed before the signature check (the signature covers the ciphertext inside), so it must
+        # not be able to crash: json_body turns a deeply nested body into a ValueError, hence a 400.
         try:
-            envelope = json.loads(raw)
+            envelope = json_body.loads(raw)
             ciphertext = envelope["encrypt"]
             if not isinstance(ciphertext, str):
                 raise TypeError
@@ -98,8 +101,8 @@ class WebhookEndpoint:
             log.warning("wecom callback rejected: %s", type(exc).__name__)
             return _reject(403, "verification failed")
         try:
-            callback = parse_callback(json.loads(plain), self._bot_name)
-        except (ValueError, PayloadError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            callback = parse_callback(json_body.loads(plain), self._bot_name)
+        except (ValueError, PayloadError) as exc:  # json_body.BadJSON is a ValueError
             log.warning("wecom callback payload rejected: %s", exc)
             return _reject(400, "malformed callback")
         try:
