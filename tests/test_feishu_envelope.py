@@ -32,7 +32,7 @@ def test_url_verification_plain_is_answered_after_the_token_check():
     assert open_(body, {})["challenge"] == "ch-2"
     with pytest.raises(Rejected) as r:
         open_(json.dumps(url_verification("ch-2", token="wrong")).encode(), {})
-    assert r.value.status == 403
+    assert r.value.status == 401
 
 
 def reject(body, headers, now=None) -> Rejected:
@@ -70,16 +70,16 @@ def test_unsigned_event_is_401_when_an_encrypt_key_is_configured():
     assert reject(json.dumps(message_event("hi")).encode(), {}).status == 401
 
 
-def test_wrong_verification_token_is_403():
+def test_wrong_verification_token_is_401():
     body, headers = seal(message_event("hi", token="not-ours"), KEY)
-    assert reject(body, headers).status == 403
+    assert reject(body, headers).status == 401
 
 
-def test_undecryptable_but_correctly_signed_body_is_400():
+def test_undecryptable_but_correctly_signed_body_is_401():
     body = json.dumps({"encrypt": crypto.encrypt("another key", b'{"a":1}')}).encode()
     ts = str(int(time.time()))
     headers = {"x-lark-request-timestamp": ts, "x-lark-request-nonce": "n", "x-lark-signature": crypto.signature(ts, "n", KEY, body)}
-    assert reject(body, headers).status == 400
+    assert reject(body, headers).status == 401
 
 
 @pytest.mark.parametrize("body", [b"not json", b"\xff\xfe\x00", b"[1,2]", b'{"encrypt": 5}'])
@@ -89,9 +89,9 @@ def test_malformed_bodies_are_400(body):
     assert reject(body, headers).status == 400
 
 
-def test_decrypted_non_json_is_400():
+def test_decrypted_non_json_is_401():
     body, headers = seal(b"hello world", KEY)
-    assert reject(body, headers).status == 400
+    assert reject(body, headers).status == 401
 
 
 def test_secrets_never_print():

@@ -85,15 +85,15 @@ async def test_tampered_requests_are_rejected_and_nothing_enqueued(client, redis
 
 async def test_wrong_token_is_rejected(client, redis, keys):
     r = await post(client, "/feishu/events", message_event("q", token="someone-else"))
-    assert r.status_code == 403 and await jobs(redis, keys) == []
+    assert r.status_code == 401 and await jobs(redis, keys) == []
 
 
-async def test_undecryptable_body_with_valid_signature_is_400(client, redis, keys):
+async def test_undecryptable_body_with_valid_signature_is_401(client, redis, keys):
     body = json.dumps({"encrypt": crypto.encrypt("wrong key", b'{"x":1}')}).encode()
     headers = {"x-lark-request-timestamp": str(int(time.time())), "x-lark-request-nonce": "n"}
     headers["x-lark-signature"] = crypto.signature(headers["x-lark-request-timestamp"], "n", KEY, body)
     r = await client.post("/feishu/events", content=body, headers=headers)
-    assert r.status_code == 400 and await jobs(redis, keys) == []
+    assert r.status_code == 401 and await jobs(redis, keys) == []
 
 
 async def test_url_verification_plain_and_encrypted(client):
@@ -104,7 +104,7 @@ async def test_url_verification_plain_and_encrypted(client):
     r = await post(client, "/feishu/card", url_verification("card-challenge"), sign=False)
     assert r.json() == {"challenge": "card-challenge"}
     r = await client.post("/feishu/events", json=url_verification("x", token="bad"))
-    assert r.status_code == 403
+    assert r.status_code == 401
 
 
 async def test_card_button_enqueues_a_choice_once(client, redis, keys):
@@ -121,7 +121,7 @@ async def test_card_button_enqueues_a_choice_once(client, redis, keys):
 async def test_card_callback_checks_are_the_same(client, redis, keys):
     value = {"aic": "choose", "key": "k", "thread": "om_1"}
     r = await post(client, "/feishu/card", card_action_event(value, open_message_id="om_c", token="bad"))
-    assert r.status_code == 403
+    assert r.status_code == 401
     body, headers = seal(card_action_event(value, open_message_id="om_c"), KEY)
     r = await client.post("/feishu/card", content=body, headers={**headers, "x-lark-signature": "0" * 64})
     assert r.status_code == 401

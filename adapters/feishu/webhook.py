@@ -42,8 +42,10 @@ def feishu_routes(inbound: FeishuInbound, secrets: CallbackSecrets, clock: Calla
                     raise Rejected(413, "body too large") from None
                 payload = open_callback(body, request.headers, secrets, clock())
             except Rejected as r:
+                # The reason goes to the log only: the answer is `public`, which is one fixed text for
+                # every failure that depends on a secret (see envelope), so it cannot serve as an oracle.
                 log.warning("feishu: rejected %s callback: %s", kind, r.reason)
-                return JSONResponse({"msg": r.reason}, status_code=r.status)
+                return JSONResponse({"msg": r.public}, status_code=r.status)
             if is_url_verification(payload):
                 return JSONResponse({"challenge": payload["challenge"]})
             try:
