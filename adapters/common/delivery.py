@@ -276,6 +276,8 @@ class Delivery:
         if not record.placeholder:  # once a message shows progress, it keeps showing it
             native = await (self.platform.show_draft(want[1]) if self._draft else self.platform.show_status(want[1]))
         if not native:
+            if record.parts:
+                return  # a re-run: the placeholder already holds part of the answer; never overwrite it
             payload = self.platform.draft_payload(want[1]) if self._draft else self.platform.status_payload(want[1])
             if not await self._show_in_placeholder(payload):
                 return
