@@ -14,6 +14,7 @@ from typing import Any
 from adapters.terminal.render import render_json, render_text
 from bot.logs import configure_logging
 from bot.settings import Settings
+from bot.terminal_stream import TerminalProgress
 from core.conversation import Conversation
 from core.messages import InboundMessage, Reply
 from core.session import MemorySessionStore
@@ -66,9 +67,9 @@ def local_conversation(
     return conversation, researcher
 
 
-async def _progress_to_stderr(update: Any) -> None:
-    if sys.stderr.isatty():
-        print(f"… {update.text}", file=sys.stderr, flush=True)
+def _progress_to_stderr() -> TerminalProgress:
+    """Status lines and the streamed answer on stderr, when a person watches it."""
+    return TerminalProgress(sys.stderr, enabled=sys.stderr.isatty())
 
 
 def _read_stdin_lines() -> list[str]:
@@ -81,11 +82,15 @@ async def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.question == "-":
             for line in _read_stdin_lines():
-                reply = await conversation.handle(terminal_message(line, uuid.uuid4().hex), _progress_to_stderr)
+                progress = _progress_to_stderr()
+                reply = await conversation.handle(terminal_message(line, uuid.uuid4().hex), progress)
+                progress.finish()
                 _print_reply(reply, as_json=True if args.json else False)
             return 0
         question = " ".join(args.question) if isinstance(args.question, list) else args.question
-        reply = await conversation.handle(terminal_message(question, uuid.uuid4().hex), _progress_to_stderr)
+        progress = _progress_to_stderr()
+        reply = await conversation.handle(terminal_message(question, uuid.uuid4().hex), progress)
+        progress.finish()
         _print_reply(reply, as_json=args.json)
         return 0
     finally:
@@ -114,7 +119,9 @@ async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
                 return 0
             if not line.strip():
                 continue
-            reply = await conversation.handle(terminal_message(line, thread), _progress_to_stderr)
+            progress = _progress_to_stderr()
+            reply = await conversation.handle(terminal_message(line, thread), progress)
+            progress.finish()
             print(render_text(reply) + "\n", flush=True)
     finally:
         if researcher is not None and hasattr(researcher, "aclose"):
