@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -105,6 +106,7 @@ def clean_url(url: str) -> str:
     return url
 
 
+@lru_cache(maxsize=4096)  # the same link is compared many times per answer
 def normalize_url(url: str) -> str:
     """Comparison form: no fragment (line anchors may differ), no trailing '/' or '.git', lower-case host."""
     parts = urlsplit(clean_url(url))

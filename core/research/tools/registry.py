@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -109,6 +110,21 @@ class ToolRegistry:
             summary=short(text, 120) if output.is_error else "",
         )
 
+    def refuse(self, call: ToolUse, reason: str) -> ToolRun:
+        """A call that does not run (over the per-turn cap, or a repeat): an error result the model reads."""
+        text = self._redact(reason)
+        return ToolRun(
+            tool_use_id=call.id,
+            tool=call.name,
+            arguments=_safe_arguments(call.input, self._redact),
+            content=wrap_untrusted(call.name, text),
+            is_error=True,
+            cached=False,
+            duration_ms=0.0,
+            output_bytes=len(text.encode()),
+            summary=short(text, 120),
+        )
+
     async def _execute(self, tool: Tool, args: Any, key: dict[str, Any], timeout: float) -> tuple[ToolOutput, bool]:
         if tool.cache_ttl > 0:
             hit = await self._cache.get(tool.name, key)
@@ -127,10 +143,19 @@ class ToolRegistry:
         return output, False
 
 
+# Any tag of our wrapper's name, opening or closing, however written: `</tool_output>`, `</TOOL_OUTPUT >`,
+# `</ tool_output>`, `<\n/tool_output x="y">`, zero-width or full-width tricks. One pass; the repeat
+# cannot cross the next '<', so it is linear.
+_WRAPPER_TAG = re.compile(r"[<\uff1c\ufe64]([\s/\u200b-\u200f\u2060\ufeff]*tool_output)", re.IGNORECASE)
+_TOOL_NAME = re.compile(r"[^\w.-]")
+
+
 def wrap_untrusted(tool: str, text: str) -> str:
-    # The closing tag cannot appear inside, so data cannot end the wrapper early.
-    body = text.replace("</tool_output", "<\\/tool_output").replace("<tool_output", "<\\tool_output")
-    return f'<tool_output tool="{tool}" trust="untrusted">\n{UNTRUSTED_NOTICE.format(tool=tool)}\n\n{body}\n</tool_output>'
+    """Tool output as data: no tag inside can close the wrapper early or open a new one."""
+    body = _WRAPPER_TAG.sub(r"&lt;\1", text)
+    # The name comes from the model (it may name a tool that does not exist): keep it a plain word.
+    name = _TOOL_NAME.sub("_", tool)[:64] or "unknown"
+    return f'<tool_output tool="{name}" trust="untrusted">\n{UNTRUSTED_NOTICE.format(tool=name)}\n\n{body}\n</tool_output>'
 
 
 def truncate_utf8(text: str, max_bytes: int) -> tuple[str, bool]:
