@@ -44,9 +44,13 @@ async def run_doctor(settings: Settings) -> int:
         print("[info] REDIS_URL unset: `serve` starts an embedded redis-server; `ask`/`chat` keep memory in process")
 
     if settings.llm_enabled:
-        print(f"[ok]   research on: model {settings.anthropic_model}")
+        from bot.model_check import check_model  # noqa: PLC0415
+
+        status, line = await check_model(settings)
+        problems += status == "fail"
+        print({"ok": "[ok]  ", "warn": "[warn]", "fail": "[FAIL]"}[status] + f" research model: {line}")
     else:
-        print("[info] ANTHROPIC_API_KEY unset: answers are offline triage only")
+        print("[info] no model configured (ANTHROPIC_API_KEY, or OPENAI_BASE_URL/OPENAI_API_KEY): offline triage only")
 
     for platform, names in PLATFORM_SETTINGS.items():
         if platform == "slack" and _is_set(settings, "slack_app_token"):
