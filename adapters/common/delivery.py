@@ -335,7 +335,8 @@ class Delivery:
                 raise
             log.info("%s progress request failed: %s", self.platform.name, type(exc).__name__)
 
-    async def _stop_progress(self) -> None:
+    async def stop_progress(self) -> None:
+        """Stop keepalives and throttled updates (a placeholder being posted is waited for)."""
         self._closed = True
         if self._keepalive is not None:
             self._keepalive.cancel()  # typing and refreshes are superseded by the answer
@@ -351,7 +352,7 @@ class Delivery:
 
     # --- the reply ----------------------------------------------------------------------------
     async def finish(self, reply: Reply) -> Delivered:
-        await self._stop_progress()
+        await self.stop_progress()
         if self._unreachable:
             return Delivered(extra={"undeliverable": True})
         record = await self.record()

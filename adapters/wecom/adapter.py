@@ -8,6 +8,7 @@ import httpx
 from starlette.routing import BaseRoute
 
 from adapters.base import AdapterDeps, Capabilities, Responder
+from adapters.common.records import DeliveryRecords
 from bot.settings import Settings, secret
 from core.keys import Keys
 from core.messages import InboundMessage
@@ -20,7 +21,7 @@ from .parse import PayloadError, parse_callback
 from .render import STREAM_LIMIT_BYTES
 from .responder import WeComResponder
 from .response_url import ResponseUrlClient
-from .store import PLATFORM, CardStore, FeedbackStore, StreamStore
+from .store import PLATFORM, STREAM_TTL_SECONDS, CardStore, FeedbackStore, StreamStore
 from .webhook import WebhookEndpoint
 from .ws import LeaderLock, WsClient
 
@@ -50,6 +51,7 @@ class WeComAdapter:
         self.mode: str = s.wecom_mode
         self.window_seconds = float(_setting(s, "wecom_stream_window_seconds", 330.0))
         self.streams = StreamStore(deps.redis, self.keys)
+        self.deliveries = DeliveryRecords(deps.redis, self.keys, PLATFORM, STREAM_TTL_SECONDS)
         self.cards = CardStore(deps.redis, self.keys, s.clarification_ttl_seconds)
         self.feedback = FeedbackStore(deps.redis, self.keys)
         self.outbox = Outbox(deps.redis, self.keys)
@@ -122,7 +124,8 @@ class WeComAdapter:
             cards=self.cards,
             response_url=ResponseUrlClient(self.http, self._redis, self.keys, self._settings.wecom_api_url),
             outbox=self.outbox,
-            min_interval=self.capabilities.min_edit_interval,
+            records=self.deliveries,
+            capabilities=self.capabilities,
         )
 
     # --- long connection -------------------------------------------------------------------------
