@@ -16,13 +16,23 @@ CONFIGURED = "configured-Secret-Value-42"
 
 @pytest.fixture
 def restore_logging() -> Iterator[None]:
+    """configure_logging changes process-global state (root handlers, quieter HTTP loggers): put it back,
+    or later tests that capture DEBUG lines from those loggers see nothing."""
     root = logging.getLogger()
     saved = (root.level, root.handlers[:])
+    names = [n for n in logging.root.manager.loggerDict if isinstance(logging.root.manager.loggerDict[n], logging.Logger)]
+    levels = {n: logging.getLogger(n).level for n in names}
     try:
         yield
     finally:
         root.setLevel(saved[0])
         root.handlers[:] = saved[1]
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+        for name in set(logging.root.manager.loggerDict) - set(levels):
+            logger = logging.root.manager.loggerDict[name]
+            if isinstance(logger, logging.Logger):
+                logger.setLevel(logging.NOTSET)
 
 
 @pytest.mark.parametrize("as_json", [False, True])
