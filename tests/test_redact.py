@@ -92,6 +92,12 @@ def test_settings_url_credentials_become_secrets_even_where_written_without_the_
     assert "git.internal" in redact("https://x-access-token:RepoT0kenValue@git.internal/vllm-ascend.git")
 
 
+def test_a_user_name_that_is_the_repository_owner_is_not_a_secret(make_settings) -> None:
+    settings = make_settings(repo_urls={"verylucky01/MindIE-LLM": "https://verylucky01@github.com/verylucky01/MindIE-LLM.git"})
+    link = "https://github.com/verylucky01/MindIE-LLM/blob/abc123/README.md#L1"
+    assert Redactor.from_settings(settings)(link) == link  # citations of that owner keep working
+
+
 def test_percent_encoded_password_in_a_url_setting(make_settings) -> None:
     settings = make_settings(redis_url="redis://default:p%40ss%2Fw0rd%21@redis.internal:6379/0")
     assert Redactor.from_settings(settings)("the password is p@ss/w0rd!") == f"the password is {REDACTED}"

@@ -54,7 +54,11 @@ def url_credentials(value: str) -> list[str]:
         return []
     if password:
         return [unquote(password)]
-    return [unquote(username)] if username else []
+    if not username or unquote(username).casefold() in unquote(parts.path).casefold():
+        # `https://owner@host/owner/repo.git` names a user, not a token; redacting it would cut every
+        # permalink of that owner's repositories
+        return []
+    return [unquote(username)]
 
 
 def _setting_strings(value: object) -> Iterable[str]:
