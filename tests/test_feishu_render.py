@@ -28,7 +28,7 @@ In **vllm-ascend**, set `max_model_len`:
 
 - step one
     - nested detail
-- see [docs](https://docs.vllm.ai/en/latest/) or local (file:///etc/passwd)
+- see [docs](https://docs.vllm.ai/en/latest/) or local
 [diagram](https://example.com/d.png)
 
 ```python

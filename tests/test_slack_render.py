@@ -25,7 +25,7 @@ GOLDEN = [
     ("see [the docs](https://docs.vllm.ai/en/latest/?a=1&b=2)", "see <https://docs.vllm.ai/en/latest/?a=1&amp;b=2|the docs>"),
     ("<https://github.com/vllm-project/vllm-ascend>", "<https://github.com/vllm-project/vllm-ascend>"),
     ("![diagram](https://example.org/d.png)", "<https://example.org/d.png|diagram>"),
-    ("[click](javascript:alert)", "click (javascript:alert)"),
+    ("[click](javascript:alert)", "click"),  # issue 16: no non-http targets, the label stays
     ("- one\n- two\n  - nested", "• one\n• two\n    • nested"),
     ("- [x] done\n- [ ] todo", "• ☑ done\n• ☐ todo"),
     ("1. first\n2) second", "1. first\n2. second"),

@@ -20,7 +20,10 @@ def _hard_split(line: str, budget: int, cost: Cost) -> list[str]:
     pieces: list[str] = []
     start = 0
     while start < len(line):
-        lo, hi = start + 1, len(line)
+        # every cost we use (characters, UTF-8 bytes, JSON-escaped bytes) is at least one per
+        # character, so a piece never holds more than `budget` characters: searching past that
+        # made each cut cost the whole rest of the line
+        lo, hi = start + 1, min(len(line), start + budget)
         while lo < hi:  # the longest prefix that fits
             mid = (lo + hi + 1) // 2
             if cost(line[start:mid]) <= budget:

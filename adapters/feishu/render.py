@@ -3,7 +3,7 @@
 The card markdown component understands headings, lists, fenced code with a
 language, links and tables, so the core's Markdown passes through mostly as is.
 What changes: `<at …>` tags are defanged (model output must never ping a whole
-group), non-http links and images become plain text or links, nested list
+group), links and images to anything but http(s) keep only their label (issue 16), nested list
 indentation is widened to the 4 spaces Feishu expects, and long answers are
 split so every request body stays under the 30 KB card limit.
 """
@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from adapters.common.codespans import split_code
+from adapters.common.links import LINK, defuse_targets, is_web_url
 from adapters.common.sources import has_sources_section
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
@@ -24,8 +26,6 @@ ANSWER_ELEMENT = "answer"
 STATUS_ELEMENT = "status"
 
 _AT_TAG = re.compile(r"<(\s*/?\s*at\b)", re.IGNORECASE)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _LIST_ITEM = re.compile(r"^( +)([-*+]|\d+[.)]) ")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
@@ -64,12 +64,26 @@ def defang(text: str) -> str:
 
 
 def _safe_url(url: str) -> bool:
-    return url.lower().startswith(("https://", "http://"))
+    return is_web_url(url)
+
+
+def _fix_link(m: re.Match[str]) -> str:
+    """Images become links (cards do not load arbitrary image URLs); unsafe targets leave the label."""
+    label, url = m.group("label"), m.group("url")
+    if not _safe_url(url):
+        return label
+    return f"[{label or url}]({url})" if m.group("bang") else m.group(0)
+
+
+def _fix_prose(text: str) -> str:
+    if "[" not in text and "<" not in text:
+        return text
+    return defuse_targets(LINK.sub(_fix_link, text))
 
 
 def _fix_line(line: str, indent_unit: int) -> str:
-    line = _IMAGE.sub(lambda m: f"[{m.group(1) or m.group(2)}]({m.group(2)})" if _safe_url(m.group(2)) else m.group(1), line)
-    line = _LINK.sub(lambda m: m.group(0) if _safe_url(m.group(2)) else f"{m.group(1)} ({m.group(2)})", line)
+    # inline code is shown verbatim by Feishu, so it is left exactly as written
+    line = "".join(piece if is_code else _fix_prose(piece) for is_code, piece in split_code(line))
     m = _LIST_ITEM.match(line)
     if m and indent_unit < 4:
         # CommonMark nests lists with 2 (or 3) spaces; Feishu needs 4 per level

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+from adapters.common.codespans import split_code
+from adapters.common.links import LABEL, TITLE, URL, is_web_url
+
 WORD_JOINER = "\u2060"  # invisible, stops Slack from reading "@here" / "@channel" as a mention
 
 # Slack's special syntax: <!channel>, <!here|here>, <!everyone>, <!subteam^S123|@team>,
@@ -28,27 +31,34 @@ _SPECIAL = re.compile(
 _BARE_BROADCAST = re.compile(r"(?i)(?<![\w@])@(channel|here|everyone)\b")
 _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 
-_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*([^`\s]*)\s*$")
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# Every pattern below is linear on hostile model output (issue 16): whitespace runs are possessive
+# (`\s*+`) so two of them cannot trade characters back and forth, and a body scan stops at the
+# next delimiter of its own kind instead of running to the end of the line.
+_FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*+([^`\s]*+)\s*+$")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s++(.*)$")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(\[[ xX]\]\s+)?(.*)$")
 _ORDERED = re.compile(r"^(\s*)(\d{1,9})[.)]\s+(.*)$")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{2,}:?\s*+(?:\|\s*+:?-{2,}:?\s*+)*\|?\s*+$")
 
-# Inline tokens that must not be touched by escaping or emphasis conversion.
+# Inline tokens that must not be touched by escaping or emphasis conversion. Code spans are
+# found first by adapters.common.codespans (linear; a regex for them is not).
 _INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+)(?P<code_body>.+?)(?P=ticks))"
-    r"|(?P<image>!\[(?P<alt>[^\]\n]*)\]\((?P<image_url>[^)\s]+)(?:\s+\"[^\"]*\")?\))"
-    r"|(?P<link>\[(?P<label>[^\]\n]+)\]\((?P<url>[^)\s]+)(?:\s+\"[^\"]*\")?\))"
-    r"|(?P<autolink><(?P<auto_url>(?:https?://|mailto:)[^<>\s]+)>)"
+    rf"(?P<image>!\[(?P<alt>{LABEL})\]\(\s*+<?(?P<image_url>{URL})>?{TITLE}\s*+\))"
+    rf"|(?P<link>\[(?P<label>{LABEL})\]\(\s*+<?(?P<url>{URL})>?{TITLE}\s*+\))"
+    r"|(?P<autolink><(?P<auto_url>(?:https?://|mailto:)[^<>\s]++)>)"
     r"|(?P<special>" + _SPECIAL.pattern + ")"
 )
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_SAFE_URL = re.compile(r"^(https?://|mailto:)[^\s<>|]+$", re.IGNORECASE)
+_BOLD = re.compile(r"\*\*(?=\S)((?:[^*]|\*(?!\*))+?)(?<=\S)\*\*")
+_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]+?)(?<=[^\s*])\*(?![\w*])")
+_STRIKE = re.compile(r"~~(?=\S)((?:[^~]|~(?!~))+?)(?<=\S)~~")
+_PLAIN_LINK = re.compile(r"\[([^\[\]]*+)\]\([^()]*+\)")
+
+# Longer lines are escaped without inline formatting, as the Telegram renderer does: a line this
+# long is a paste (a log, a dump), not prose with emphasis, and it bounds the work per line.
+INLINE_MAX = 4_000
 
 
 def escape(text: str) -> str:
@@ -83,19 +93,19 @@ def defang_markdown(markdown: str) -> str:
 
 
 def safe_url(url: str) -> str | None:
-    """A URL fit for `<url|label>`: http(s)/mailto only, with `&` escaped; None otherwise."""
+    """A URL fit for `<url|label>`: http(s) only, `&` escaped and `|` encoded; None otherwise."""
     url = url.strip()
-    if not _SAFE_URL.match(url):
+    if not is_web_url(url):
         return None
-    return url.replace("&", "&amp;")
+    return url.replace("&", "&amp;").replace("|", "%7C")
 
 
 def link(url: str, label: str) -> str:
-    """A mrkdwn link; unsafe URLs (javascript:, relative) become plain text."""
+    """A mrkdwn link; any other target (javascript:, tg://, mailto:, relative) leaves the label only."""
     label_text = escape(defang_bare(_SPECIAL.sub(_defanged_special, label))).replace("|", "¦")
     target = safe_url(url)
     if target is None:
-        return f"{label_text} ({escape(url)})" if label_text != escape(url) else escape(url)
+        return label_text
     return f"<{target}|{label_text}>" if label_text else f"<{target}>"
 
 
@@ -104,28 +114,44 @@ def _strip_private(text: str) -> str:
     return text.replace("\ue000", "").replace("\ue001", "")
 
 
+def _token(match: re.Match[str], codes: dict[str, str]) -> str:
+    """A matched image, link, autolink or Slack special, rendered (`codes`: placeholder → code text)."""
+    if match.group("image"):
+        url = match.group("image_url")
+        return link(url, match.group("alt") or (url if is_web_url(url) else ""))
+    if match.group("link"):
+        label = _PLACEHOLDER.sub(lambda m: codes.get(m.group(0), ""), match.group("label"))
+        return link(match.group("url"), label.replace("**", "").replace("`", ""))
+    if match.group("autolink"):
+        url = match.group("auto_url")
+        return link(url, "" if is_web_url(url) else url)
+    return escape(_defanged_special(match))
+
+
 def inline(text: str) -> str:
     """One line of Markdown (outside code blocks) → mrkdwn."""
+    text = _strip_private(text)
+    if len(text) > INLINE_MAX:
+        return escape(defang_bare(_SPECIAL.sub(_defanged_special, text)))
     tokens: list[str] = []
 
     def keep(rendered: str) -> str:
         tokens.append(rendered)
         return f"\ue000{len(tokens) - 1}\ue001"
 
-    def token(match: re.Match[str]) -> str:
-        if match.group("code"):
-            body = match.group("code_body").strip() or match.group("code_body")
-            return keep("`" + escape(body.replace("`", "'")) + "`")
-        if match.group("image"):
-            return keep(link(match.group("image_url"), match.group("alt") or match.group("image_url")))
-        if match.group("link"):
-            label = match.group("label").replace("**", "").replace("`", "")
-            return keep(link(match.group("url"), label))
-        if match.group("autolink"):
-            return keep(link(match.group("auto_url"), ""))
-        return keep(escape(_defanged_special(match)))
-
-    text = _INLINE.sub(token, _strip_private(text))
+    codes: dict[str, str] = {}  # a code span's placeholder → its text, for link labels
+    parts: list[str] = []
+    for is_code, piece in split_code(text):
+        if not is_code:
+            parts.append(piece)
+            continue
+        run = len(piece) - len(piece.lstrip("`"))
+        body = piece[run:-run]
+        body = body.strip() or body
+        placeholder = keep("`" + escape(body.replace("`", "'")) + "`")
+        codes[placeholder] = body
+        parts.append(placeholder)
+    text = _INLINE.sub(lambda m: keep(_token(m, codes)), "".join(parts))
     text = escape(defang_bare(text))
     text = _BOLD.sub(lambda m: "\ue002" + m.group(1) + "\ue002", text)
     text = _ITALIC.sub(r"_\1_", text)
@@ -148,17 +174,31 @@ def _table(rows: list[str]) -> list[str]:
     return ["```", *lines, "```"]
 
 
+def _heading_title(body: str) -> str:
+    # what `(.*?)\s*#*\s*$` kept, without its backtracking: closing #s and spaces dropped
+    return body.rstrip().rstrip("#").rstrip()
+
+
 def _line(line: str) -> str:
+    quotes = 0
+    while quote := _QUOTE.match(line):  # a loop, not recursion: "> " * 100,000 is one line
+        quotes += 1
+        line = quote.group(1)
+        if not line.strip():
+            break
+    if quotes:
+        # the quote marker must stay a raw ">" for Slack to draw the bar
+        return "> " * quotes + _unquoted_line(line) if line.strip() else "> " * (quotes - 1) + ">"
+    return _unquoted_line(line)
+
+
+def _unquoted_line(line: str) -> str:
     heading = _HEADING.match(line)
     if heading:
-        title = heading.group(2).replace("**", "").strip()
+        title = _heading_title(heading.group(2)).replace("**", "").strip()
         return f"*{inline(title)}*" if title else ""
     if _RULE.match(line):
         return "──────────"
-    quote = _QUOTE.match(line)
-    if quote:
-        # the quote marker must stay a raw ">" for Slack to draw the bar
-        return "> " + _line(quote.group(1)) if quote.group(1).strip() else ">"
     bullet = _BULLET.match(line)
     if bullet:
         indent, task, rest = bullet.groups()
@@ -209,6 +249,6 @@ def plain(markdown: str, limit: int) -> str:
     """A one-line plain text (status lines, button labels): no markup, no mentions, bounded."""
     text = _SPECIAL.sub(_defanged_special, markdown)
     text = re.sub(r"[*_`~]+", "", text)
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = _PLAIN_LINK.sub(r"\1", text)
     text = defang_bare(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,31 +15,39 @@ import html
 import re
 from collections.abc import Iterable
 
+from adapters.common.codespans import code_spans
+from adapters.common.links import TITLE, URL, is_web_url
 from adapters.common.sources import has_sources_section, sources_title
 from core.messages import Reply, Source
 
 # A word joiner after "@" stops Telegram from parsing a mention entity and is invisible.
 _MENTION = re.compile(r"(?<![\w.])@(?=[A-Za-z0-9_])")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)[^\n]*$")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+# Linear on hostile model output (issue 16): possessive whitespace runs, and every inline body
+# stops at the next delimiter of its own kind instead of scanning to the end of the line.
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*+([\w+#.-]*+)[^\n]*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s++(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
 _NUMBERED = re.compile(r"^(\s*)(\d{1,3})[.)]\s+(.*)$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
 
-# Inline patterns, tried in this order at each position. Inner text is rendered recursively.
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_LINK = re.compile(r"\[([^\]\n]+)\]\(\s*<?([^()\s<>]+(?:\([^()\s]*\))?[^()\s<>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__(?!\w)")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_ITALIC = re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?!\w)|_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")
+# Inline patterns, tried in this order at each position. Inner text is rendered recursively; as
+# no body can hold its own delimiter, the recursion is only as deep as there are delimiter kinds.
+# Code spans come from adapters.common.codespans (linear, CommonMark run matching).
+_LINK = re.compile(rf"\[([^\[\]\n]++)\]\(\s*+<?({URL})>?{TITLE}\s*+\)")
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]++)>")
+_BOLD = re.compile(r"\*\*(?=\S)((?:[^*]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_]|_(?!_))+?)(?<=\S)__(?!\w)")
+_STRIKE = re.compile(r"~~(?=\S)((?:[^~]|~(?!~))+?)(?<=\S)~~")
+# `_` inside a word (snake_case) may sit in an italic body; any other `_` ends the scan.
+_ITALIC = re.compile(
+    r"\*(?=[^\s*])([^*]+?)(?<=[^\s*])\*(?!\w)"
+    r"|_(?=[^\s_])((?:[^_]|(?<=[^\W_])_(?=[^\W_]))+?)(?<=[^\s_])_(?!\w)"
+)
 
 # Lines longer than this are escaped without inline formatting: the regexes above backtrack,
 # and a line this long is a paste (a log, a traceback), not prose with emphasis.
 _INLINE_MAX = 2_000
-_SAFE_SCHEMES = ("http://", "https://", "tg://", "mailto:")
 
 
 def escape(text: str) -> str:
@@ -56,6 +64,7 @@ def inline(text: str) -> str:
     if len(text) > _INLINE_MAX:
         return escape(text)
     out: list[str] = []
+    spans = dict(code_spans(text))
     plain_start = 0
     i = 0
     while i < len(text):
@@ -63,9 +72,11 @@ def inline(text: str) -> str:
         rendered: str | None = None
         end = i
         if ch == "`":
-            m = _CODE_SPAN.match(text, i)
-            if m:
-                rendered, end = f"<code>{escape_code(m.group(2).strip() or m.group(2))}</code>", m.end()
+            if i in spans:
+                end = spans[i]
+                run = len(text[i:end]) - len(text[i:end].lstrip("`"))
+                body = text[i + run : end - run]
+                rendered = f"<code>{escape_code(body.strip() or body)}</code>"
         elif ch == "[":
             m = _LINK.match(text, i)
             if m:
@@ -97,9 +108,9 @@ def inline(text: str) -> str:
 
 
 def _link(label: str, url: str) -> str:
-    if not url.lower().startswith(_SAFE_SCHEMES):
-        # Telegram rejects relative or odd URLs; keep the information as text instead.
-        return f"{inline(label)} ({escape(url)})"
+    if not is_web_url(url):
+        # tg://, javascript:, mailto:, relative…: never a link (issue 16); the label stays as text.
+        return inline(label)
     return f'<a href="{html.escape(url, quote=True)}">{inline(label)}</a>'
 
 
@@ -144,7 +155,8 @@ def _line(line: str) -> str:
     if not line.strip():
         return ""
     if m := _HEADING.match(line):
-        return f"<b>{inline(m.group(1))}</b>"
+        # closing #s dropped as `(.*?)\s*#*\s*$` did, without its backtracking
+        return f"<b>{inline(m.group(1).rstrip().rstrip('#').rstrip())}</b>"
     if _RULE.match(line):
         return "──────────"
     if m := _BULLET.match(line):

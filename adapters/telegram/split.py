@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 MAX_MESSAGE = 4096
 
@@ -71,7 +71,9 @@ class _Packer:
         self.limit = limit
         self.pieces: list[str] = []
         self.stack: list[tuple[str, str]] = []  # (name, opening tag as written)
-        self.current = ""
+        # the chunk being built, as parts: `str +=` on an attribute copies the whole chunk on
+        # every append, which made a 200 KB line of `&lt;` take seconds (issue 16)
+        self.current: list[str] = []
         self.size = 0  # visible length of `current`
         self.has_text = False
 
@@ -80,25 +82,25 @@ class _Packer:
 
     def flush(self) -> None:
         if self.has_text:
-            piece = self.current + self.closing()
+            piece = "".join(self.current) + self.closing()
             while m := _EMPTY_PAIR.search(piece):
                 piece = piece[: m.start()] + piece[m.end() :]  # no empty <b></b> left at a cut
             self.pieces.append(piece)
-        self.current = "".join(opening for _, opening in self.stack)
+        self.current = [opening for _, opening in self.stack]
         self.size = 0
         self.has_text = False
 
     def open_tag(self, name: str, tag: str) -> None:
-        self.current += tag
+        self.current.append(tag)
         self.stack.append((name, tag))
 
     def close_tag(self, name: str, tag: str) -> None:
         if self.stack and self.stack[-1][0] == name:
             self.stack.pop()
-        self.current += tag
+        self.current.append(tag)
 
     def _append(self, run: str, size: int) -> None:
-        self.current += run
+        self.current.append(run)
         self.size += size
         self.has_text = self.has_text or bool(run.strip())
 
@@ -111,17 +113,27 @@ class _Packer:
             for line in _LINES.findall(run):
                 self.text(line, 1)
             return
-        if self.has_text:
-            self.flush()
+        if self.size:
+            self.flush()  # a chunk of whitespace only is dropped at the cut, not sent
             if size <= self.limit:
                 self._append(run, size)
                 return
         # Too long even for an empty chunk: split finer (lines → words → characters/entities).
-        if level >= 3:
-            raise ValueError("limit too small")
-        finer: Callable[[str], list[str]] = _WORDS.findall if level == 1 else _CHARS.findall
-        for part in finer(run):
-            self.text(part, level + 1)
+        if level == 1:
+            for word in _WORDS.findall(run):
+                self.text(word, 2)
+            return
+        for char in _CHARS.findall(run):
+            self._char(char)
+
+    def _char(self, char: str) -> None:
+        """One character or entity of a word longer than a message (no recursion per character)."""
+        size = visible_len(char) if char[0] == "&" else tg_len(char)
+        if self.size + size > self.limit:
+            if not self.size:
+                raise ValueError("limit too small")
+            self.flush()
+        self._append(char, size)
 
 
 def split_oversized(unit: str, limit: int = MAX_MESSAGE) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.sources import has_sources_section
 from adapters.common.split import split_markdown
 from core.messages import Language, Progress, Reply, ReplyKind
@@ -18,7 +19,6 @@ from core.messages import Language, Progress, Reply, ReplyKind
 STREAM_LIMIT_BYTES = 20_480
 _ZWSP = "\u200b"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 # No \b after the CJK words: "@所有人请看" has no word boundary but still notifies everyone.
 _MENTION_ALL = re.compile(r"@((?:all|everyone|here|channel)\b|所有人|全体成员)", re.IGNORECASE)
 
@@ -65,16 +65,25 @@ def defang(value: str) -> str:
     return value.replace("<@", "<" + _ZWSP + "@")
 
 
+def _image_as_link(m: re.Match[str]) -> str:
+    # WeCom does not load images from arbitrary URLs: a link to the image instead
+    if not m.group("bang"):
+        return m.group(0)
+    return f"[{m.group('label') or 'image'}]({m.group('url')})"
+
+
 def to_wecom_markdown(markdown: str) -> str:
     out = markdown.replace("\r\n", "\n").replace("\r", "\n")
     out = _CONTROL.sub("", out)
-    out = _IMAGE.sub(lambda m: f"[{m.group(1) or 'image'}]({m.group(2)})", out)
+    # links and images to anything but http(s) keep only their label (issue 16)
+    out = sanitize_markdown_links(out, _image_as_link)
     return defang(out).strip()
 
 
 def _link(title: str, url: str) -> str:
     title = title.replace("[", "(").replace("]", ")").strip() or url
-    return f"[{title}]({url.replace('(', '%28').replace(')', '%29').replace(' ', '%20')})"
+    target = url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+    return f"[{title}]({target})" if is_web_url(target) else title
 
 
 def render_reply(reply: Reply) -> str:
