@@ -206,3 +206,18 @@ async def test_a_stuck_platform_edit_does_not_hold_up_the_stream() -> None:
     await asyncio.wait_for(drafts.update("first text and much more text arriving meanwhile" * 3), 0.5)
     release.set()
     await drafts.settle()
+
+
+async def test_the_eval_judge_runs_on_an_openai_compatible_model(make_settings) -> None:
+    from bot.eval.judge import build_judge  # noqa: PLC0415
+
+    verdict = {"facts": ["full"], "wrong": [], "usefulness": "useful", "why": "w"}
+    async with FakeOpenAI([Reply(content="<think>hmm</think>" + __import__("json").dumps(verdict))]) as server:
+        judge = build_judge(make_settings(model_provider="openai", openai_base_url=server.url))
+        try:
+            grading = await judge.grade("q", ("vllm-project/vllm-ascend",), ("fact",), "answer", ())
+        finally:
+            await judge.aclose()
+    assert judge.config.provider == "openai"
+    assert grading.error == "" and grading.verdict is not None
+    assert "tools" not in server.bodies[0]

@@ -162,5 +162,8 @@ def build_judge(settings: Any) -> Judge:
         shown_path = str(PROMPT_PATH.relative_to(Path.cwd()))
     except ValueError:
         shown_path = str(PROMPT_PATH)
-    config = JudgeConfig("anthropic", settings.anthropic_model, settings.anthropic_max_tokens, shown_path, digest)
+    if settings.resolved_model_provider == "openai":  # the recorded judge names the provider it really used
+        config = JudgeConfig("openai", settings.openai_model or "(first listed)", settings.openai_max_tokens, shown_path, digest)
+    else:
+        config = JudgeConfig("anthropic", settings.anthropic_model, settings.anthropic_max_tokens, shown_path, digest)
     return Judge(client, config, prompt)
