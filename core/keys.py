@@ -34,6 +34,10 @@ class Keys:
     def dead_letters(self) -> str:
         return f"{self._tag}:jobs:dead"
 
+    def marker(self, platform: str, name: str) -> str:
+        """A flag the ingress script checks or sets with the job (e.g. a thread the bot talks in)."""
+        return f"{self._tag}:marker:{platform}:{_digest(name)}"
+
     def order(self, conversation_key: str) -> str:
         """Job ids of one conversation in arrival order; the worker answers only the head."""
         return f"{self._tag}:order:{_digest(conversation_key)}"

@@ -46,7 +46,7 @@ class SlackAdapter:
         self._pacer = ChannelPacer(deps.redis, keys, settings.slack_post_interval_seconds)
         self._streaming = StreamingSwitch(settings.slack_streaming)
         self._background = BackgroundTasks(self.name)
-        inbox = SlackInbox(
+        self._inbox = inbox = SlackInbox(
             deps.ingress, self._threads, deps.redis, keys,
             require_mention_in_threads=settings.slack_require_mention_in_threads,
         )
@@ -63,7 +63,7 @@ class SlackAdapter:
         if not self._signing_secret:
             log.warning("slack inbound is off: set SLACK_SIGNING_SECRET (HTTP mode) or SLACK_APP_TOKEN (Socket Mode)")
             return []
-        return [Route(EVENTS_PATH, events_endpoint(self.app, self._signing_secret), methods=["POST"])]
+        return [Route(EVENTS_PATH, events_endpoint(self.app, self._signing_secret, self._inbox), methods=["POST"])]
 
     async def start(self) -> None:
         if not self.socket_mode or self._socket is not None:

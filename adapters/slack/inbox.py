@@ -1,8 +1,9 @@
-"""What happens to a verified Slack payload: decide, deduplicate, enqueue. Nothing slower.
+"""What happens to a verified Slack payload: parse, then the shared ingress path. Nothing slower.
 
-Runs inside Slack's 3-second window, so only Redis calls happen here; the answer is the
-worker's job. Redis errors propagate: the HTTP layer answers 503 (Socket Mode leaves the
-envelope un-acked) and Slack delivers again.
+Runs inside Slack's 3-second window, so one Redis round trip happens here (the engaged-thread
+check and mark ride in the dedupe + enqueue script); the answer is the worker's job. Redis errors
+propagate: the HTTP layer answers 503 (Socket Mode leaves the envelope un-acked) and Slack
+delivers again.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from adapters.slack.parse import Candidate, Feedback, parse_choice, parse_event, parse_feedback
+from adapters.common.ingress import Candidate as Accepted, IngressPath
+from adapters.slack.parse import PLATFORM, Candidate, Feedback, parse_choice, parse_event, parse_feedback
 from adapters.slack.state import EngagedThreads, record_feedback
-from core.ingress import Ingress, SubmitOutcome
+from core.ingress import NO_MARKERS, Ingress, Markers, SubmitOutcome
 from core.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -24,36 +26,35 @@ class SlackInbox:
         self, ingress: Ingress, threads: EngagedThreads, redis: Redis, keys: Keys, *, require_mention_in_threads: bool
     ) -> None:
         self._ingress = ingress
+        self._path = IngressPath(ingress, PLATFORM)
         self._threads = threads
         self._redis = redis
         self._keys = keys
         self._require_mention = require_mention_in_threads
 
+    def _markers(self, candidate: Candidate) -> Markers:
+        """The engaged-thread marker, checked (follow-ups) and set (the bot now talks in this thread)
+        in the same round trip as the dedupe + enqueue."""
+        m = candidate.message
+        if m.is_direct:
+            return NO_MARKERS
+        thread = self._threads.key(m.workspace, m.channel, m.thread)
+        return Markers(required=thread if candidate.needs_engaged_thread else "", set=(thread,), ttl=self._threads.ttl)
+
     async def _submit(self, candidate: Candidate, retry: str = "") -> SubmitOutcome:
-        message = candidate.message
-        result = await self._ingress.submit(message, *candidate.dedupe_ids)
-        if result.outcome is not SubmitOutcome.NOT_ALLOWED and not message.is_direct:
-            # the bot now talks in this thread: follow-ups there need no new mention
-            await self._threads.mark(message.workspace, message.channel, message.thread)
-        # ids only: message text never goes to the log
-        log.info(
-            "slack %s %s in %s -> %s%s",
-            "pick" if message.choice else "message", message.event_id, message.channel, result.outcome.value,
-            f" (retry {retry})" if retry else "",
-        )
+        parsed = Accepted(candidate.message, candidate.dedupe_ids, self._markers(candidate))
+        result = await self._path.take(parsed, retry=retry)
+        assert result is not None
         return result.outcome
 
     async def on_event(self, body: dict[str, Any], bot_user_id: str, bot_id: str = "", retry: str = "") -> SubmitOutcome | None:
         candidate = parse_event(body, bot_user_id, bot_id)
         if candidate is None:
             return None
-        message = candidate.message
-        if candidate.needs_engaged_thread:
-            if self._require_mention:
-                return None  # mentions in threads arrive as app_mention
-            if not await self._threads.is_engaged(message.workspace, message.channel, message.thread):
-                return None
-        return await self._submit(candidate, retry)
+        if candidate.needs_engaged_thread and self._require_mention:
+            return None  # mentions in threads arrive as app_mention
+        outcome = await self._submit(candidate, retry)
+        return None if outcome is SubmitOutcome.UNMET else outcome
 
     async def on_choice(self, payload: dict[str, Any]) -> Candidate | None:
         candidate = parse_choice(payload)

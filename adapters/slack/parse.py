@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.ingress import DedupeIds
 from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, FEEDBACK_ACTIONS
 from core.messages import InboundMessage
 
@@ -146,8 +147,7 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
             "mentioned": _bot_mentioned(raw_text, bot_user_id),
         },
     )
-    # app_mention and message both fire for a mention in a thread: the message ts makes them one
-    return Candidate(message, needs_engaged, (f"msg:{team}:{channel}:{ts}",))
+    return Candidate(message, needs_engaged, (DedupeIds.slack_message(team, channel, ts),))
 
 
 def _action(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -186,8 +186,7 @@ def parse_choice(payload: dict[str, Any]) -> Candidate | None:
     channel, message_ts, thread_ts = _container(payload)
     if not user or not channel or not message_ts:
         return None
-    # One pick per person per clarification: double clicks and re-sent envelopes answer once
-    pick_id = f"pick:{team}:{channel}:{message_ts}:{user}"
+    pick_id = DedupeIds.slack_pick(team, channel, message_ts, user)
     message = InboundMessage(
         platform=PLATFORM,
         workspace=team,
