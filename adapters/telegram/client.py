@@ -3,8 +3,9 @@
 `TelegramSender` is the only place that posts or edits messages. It handles what Telegram does
 to a long-running bot: HTML it refuses (sent again as plain text), a group that became a
 supergroup (sent again to the new id, remembered in Redis), and a user who blocked the bot
-(`Undeliverable`, never a crash). Rate limits are the `FloodControl` limiter's job: it queues
-requests per group and retries after `RetryAfter`.
+(`Undeliverable`, never a crash). Rate limits: every new message first reserves a slot in the
+shared Redis pacer (about one a second per chat, 20 a minute per group, 30 a second per bot,
+across all our processes); the per-process `FloodControl` limiter still retries after `RetryAfter`.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden
 from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
+from adapters.common.pacing import Pacer, Rate
 from adapters.telegram.inbound import PLATFORM
 from adapters.telegram.split import MAX_MESSAGE, html_to_plain, split_plain, tg_len
 from core.keys import Keys
@@ -27,6 +29,11 @@ log = logging.getLogger(__name__)
 POLL_TIMEOUT = 25  # seconds Telegram holds a getUpdates call open
 RETRY_AFTER_ATTEMPTS = 3
 MIGRATION_TTL = 90 * 24 * 3600
+# Telegram's published limits: ~1 message a second in one chat (short bursts pass), 20 a
+# minute in a group, ~30 a second for the whole bot.
+PRIVATE_RATE = Rate(interval=1.0, burst=3)
+GROUP_RATE = Rate(interval=3.0, burst=20)
+BOT_RATE = Rate(interval=1 / 30, burst=30)
 
 # Not messages: Telegram's "20 messages per minute per group" does not count them, and a typing
 # action or a callback answer must never wait a minute behind a group's message queue.
@@ -113,12 +120,22 @@ _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 class TelegramSender:
     """Posts and edits HTML messages in one chat, following group→supergroup migrations."""
 
-    def __init__(self, bot: ExtBot[Any], redis: Redis, keys: Keys, chat_id: int, topic_id: int | None) -> None:
+    def __init__(
+        self, bot: ExtBot[Any], redis: Redis, keys: Keys, chat_id: int, topic_id: int | None, pacer: Pacer | None = None
+    ) -> None:
         self.bot = bot
         self._redis = redis
         self._keys = keys
         self.chat_id = chat_id
         self.topic_id = topic_id
+        self._pacer = pacer
+
+    async def _pace(self) -> None:
+        """Wait for this chat's (and the bot's) next free slot, shared by every process."""
+        if self._pacer is None:
+            return
+        await self._pacer.wait("bot", BOT_RATE)
+        await self._pacer.wait(f"chat:{self.chat_id}", GROUP_RATE if self.chat_id < 0 else PRIVATE_RATE)
 
     def _migration_key(self, chat_id: int) -> str:
         return self._keys.adapter_state(PLATFORM, f"migrated:{chat_id}")
@@ -165,6 +182,7 @@ class TelegramSender:
     async def _send_message(
         self, text: str, parse_mode: str | None, reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None
     ) -> Message:
+        await self._pace()
         return await self.bot.send_message(
             self.chat_id,
             text,

@@ -23,6 +23,7 @@ from telegram.ext import ExtBot
 
 from adapters.base import Capabilities, Delivered
 from adapters.common.delivery import Delivery, PushPlatform
+from adapters.common.pacing import Pacer
 from adapters.common.records import DeliveryRecords
 from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import TelegramSender, Undeliverable
@@ -85,10 +86,13 @@ class TelegramPlatform(PushPlatform):
         # In groups the answer quotes the question, so it is clear whom it answers; a DM needs no quote.
         self._reply_to: int | None = None if self._chat.is_private else message.reply_context.get("reply_to")
         self._sender: TelegramSender | None = None
+        self._pacer = Pacer(redis, keys, PLATFORM)
 
     async def sender(self) -> TelegramSender:
         if self._sender is None:
-            sender = TelegramSender(await self._bot(), self._redis, self._keys, self._chat.chat_id, self._chat.topic_id)
+            sender = TelegramSender(
+                await self._bot(), self._redis, self._keys, self._chat.chat_id, self._chat.topic_id, pacer=self._pacer
+            )
             await sender.follow_migration()
             self._sender = sender
         return self._sender
