@@ -6,6 +6,7 @@ Real SDKs against local fakes; real tools (git clone, fake GitHub, fake DeepWiki
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -221,3 +222,42 @@ async def test_the_eval_judge_runs_on_an_openai_compatible_model(make_settings) 
     assert judge.config.provider == "openai"
     assert grading.error == "" and grading.verdict is not None
     assert "tools" not in server.bodies[0]
+
+
+def anthropic_settings(make_settings: Callable[..., Settings], model: FakeAnthropic, b: Backends) -> Settings:
+    return make_settings(
+        anthropic_api_key="sk-ant-test-0000",
+        anthropic_base_url=model.url,
+        github_api_url=b.github.url,
+        gitcode_api_url=b.gitcode.api_url,
+        deepwiki_mcp_url=b.deepwiki.url,
+        repos_dir=b.repos_dir,
+    )
+
+
+async def test_anthropic_streams_drafts_and_a_tool_turn_withdraws_its_text(make_settings, redis, keys, backends: Backends) -> None:
+    answer_text = "Upgrade CANN to 8.5.1 " + "because the matrix row says so. " * 6 + f"([#1234]({ISSUE_URL}))."
+    script = [
+        Turn([text("Let me search the issues first."), tool("search_issues", repo=REPO, query="507015")]),
+        Turn([text(answer_text)]),
+    ]
+    async with FakeAnthropic(script) as model:
+        outcome, updates = await run(anthropic_settings(make_settings, model, backends), redis, keys)
+    assert outcome.ok
+    drafts = [u.text for u in updates if u.stage == DRAFT_STAGE]
+    # the tool turn's text was shown, then withdrawn before any tool ran; then the answer streamed
+    assert drafts[0].startswith("Let me") and drafts[1] == ""
+    stages = [u.stage for u in updates]
+    assert stages.index("tool") > stages.index(DRAFT_STAGE) + 1
+    assert drafts[-1] and answer_text.startswith(drafts[-1]) and "Let me" not in drafts[-1]
+
+
+async def test_anthropic_compatible_server_refusing_tools_answers_from_retrieval(make_settings, redis, keys, backends: Backends) -> None:
+    def from_prompt(body: dict[str, Any]) -> Turn:
+        prompt = json.dumps(body["messages"][-1])
+        return Turn([text(f"Per the issue tracker: [#1234]({ISSUE_URL}).")]) if ISSUE_URL in prompt else Turn([text("nothing")])
+
+    async with FakeAnthropic(from_prompt, refuse=("tools",)) as model:
+        outcome, _ = await run(anthropic_settings(make_settings, model, backends), redis, keys)
+    assert outcome.ok and [s.url for s in outcome.sources] == [ISSUE_URL]
+    assert ["tools" in b for b in model.bodies] == [True, False]

@@ -76,6 +76,10 @@ class AnthropicClient:
         """What process-wide compatibility memory is keyed by (never holds the key)."""
         return f"anthropic:{self._client.base_url}"
 
+    @property
+    def tools_rejected(self) -> bool:
+        return "tools" in dropped_features(self.endpoint)
+
     async def complete(
         self,
         *,
@@ -84,7 +88,7 @@ class AnthropicClient:
         messages: Sequence[Message],
         on_text: TextCallback | None = None,
     ) -> ModelReply:
-        if tools and "tools" in dropped_features(self.endpoint):
+        if tools and self.tools_rejected:
             raise ToolsUnsupported("the model server refused tools earlier")
         params = self.request_params(system=system, tools=tools, messages=messages)
         retried_mid_stream = False
