@@ -106,9 +106,14 @@ class PushPlatform:
         """Show a status line natively (no message). False: use the placeholder message."""
         return False
 
-    async def show_draft(self, markdown: str) -> bool:
-        """Show a draft natively (no message). False: show it in the placeholder message."""
+    async def show_draft(self, markdown: str) -> bool | str:
+        """Show a draft natively. True: shown without a message (Telegram's DM draft); a message
+        id: shown in a native stream message (Slack chat streaming), which becomes the placeholder;
+        False: not natively (anymore), so the engine shows it in the placeholder message."""
         return False
+
+    async def end_draft(self) -> None:
+        """Close a native draft stream, so its message can be edited like any placeholder."""
 
     async def post(self, payload: Payload, *, index: int, first: bool) -> tuple[str, ...]:
         """Post one payload; the ids of the message(s) that arrived. Raises when nothing did."""
@@ -185,6 +190,7 @@ class Delivery:
         self._sleeping = False
         self._posting = False
         self._keepalive: asyncio.Task[None] | None = None
+        self._stream_open = False  # a native draft stream shows the draft in the placeholder message
 
     @property
     def interval(self) -> float:
@@ -273,15 +279,35 @@ class Delivery:
             return
         record = await self.record()
         native = False
-        if not record.placeholder:  # once a message shows progress, it keeps showing it
-            native = await (self.platform.show_draft(want[1]) if self._draft else self.platform.show_status(want[1]))
+        if self._draft and (not record.placeholder or self._stream_open):
+            native = await self._show_draft_natively(record)
+        elif not self._draft and not record.placeholder:  # once a message shows progress, it keeps showing it
+            native = await self.platform.show_status(want[1])
         if not native:
+            await self._end_stream()  # the stream's message is edited from now on
             if record.parts:
                 return  # a re-run: the placeholder already holds part of the answer; never overwrite it
             payload = self.platform.draft_payload(want[1]) if self._draft else self.platform.status_payload(want[1])
             if not await self._show_in_placeholder(payload):
                 return
         self._shown, self._shown_native, self._shown_at = want, native, now
+
+    async def _show_draft_natively(self, record: DeliveryRecord) -> bool:
+        shown = await self.platform.show_draft(self._draft)
+        if isinstance(shown, str) and shown:
+            self._stream_open = True
+            if record.placeholder != shown:
+                await self._remember_placeholder(shown)  # the final reply replaces the streamed draft here
+            return True
+        return shown is True and not record.placeholder
+
+    async def _end_stream(self) -> None:
+        if self._stream_open:
+            self._stream_open = False
+            try:
+                await self.platform.end_draft()
+            except Exception as exc:  # noqa: BLE001 - the message is edited anyway
+                log.info("%s draft stream did not close cleanly: %s", self.platform.name, type(exc).__name__)
 
     async def _show_in_placeholder(self, payload: Payload) -> bool:
         record = await self.record()
@@ -349,6 +375,9 @@ class Delivery:
                 delayed.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await delayed
+        if self._stream_open:
+            async with self._lock:
+                await self._end_stream()  # the reply edits the streamed draft's message in place
 
     # --- the reply ----------------------------------------------------------------------------
     async def finish(self, reply: Reply) -> Delivered:

@@ -44,7 +44,7 @@ from adapters.slack.blocks import (
     trailing_blocks,
     ui_text,
 )
-from adapters.slack.mrkdwn import escape, plain, to_mrkdwn
+from adapters.slack.mrkdwn import defang_markdown, escape, plain, to_mrkdwn
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.state import EngagedThreads, JobDeliveries
 from core.language import detect_language
@@ -118,6 +118,9 @@ class SlackPlatform(PushPlatform):
         self._reacted = False
         self._status_set = False  # an assistant status is showing and must be cleared
         self._status_refused = False
+        self._draft_stream: Any = None  # slack_sdk's AsyncChatStream showing the answer's draft
+        self._draft_sent = ""  # the draft text appended to it so far
+        self._draft_ended = False  # one draft stream per job; later drafts edit its message
 
     async def _best_effort(self, what: str, call: Any) -> bool:
         try:
@@ -169,6 +172,41 @@ class SlackPlatform(PushPlatform):
             return False
         self._status_set = True
         return True
+
+    async def show_draft(self, markdown: str) -> bool | str:
+        """Stream the draft with chat streaming while it only grows; the engine edits it otherwise."""
+        text = defang_markdown(markdown)
+        if not self._streaming.enabled or self._draft_ended or len(text) > STREAM_LIMIT:
+            return False
+        if not text.startswith(self._draft_sent):
+            return False  # the draft was rewritten: a stream can only append
+        try:
+            if self._draft_stream is None:
+                await self._pacer.wait(self._m.channel)
+                team = str(self._m.reply_context.get("recipient_team") or self._m.workspace)
+                self._draft_stream = await self._client.chat_stream(
+                    channel=self._m.channel, thread_ts=self._m.thread, recipient_team_id=team or None,
+                    recipient_user_id=self._m.sender or None, buffer_size=1,
+                )
+            delta = text[len(self._draft_sent):]
+            if delta:
+                for piece in stream_pieces(delta, STREAM_PIECE) if len(delta) > STREAM_PIECE else [delta]:
+                    await self._draft_stream.append(markdown_text=piece)
+                self._draft_sent = text
+        except DELIVERY_ERRORS as exc:
+            code = _error_code(exc)
+            if code in STREAMING_UNSUPPORTED:
+                self._streaming.disable(code)
+            log.info("slack draft stream failed in %s (%s)", self._m.channel, code)
+            self._draft_ended = True
+            ts = self._draft_stream.ts if self._draft_stream is not None else None
+            return str(ts) if ts else False  # a visible stream message still becomes the placeholder
+        return str(self._draft_stream.ts) if self._draft_stream.ts else False
+
+    async def end_draft(self) -> None:
+        stream, self._draft_stream, self._draft_ended = self._draft_stream, None, True
+        if stream is not None and stream.ts:
+            await self._best_effort("draft stream stop", stream.stop())
 
     async def post(self, payload: SlackMessage, *, index: int, first: bool) -> tuple[str, ...]:
         return (await self._post(payload.kwargs()),)
