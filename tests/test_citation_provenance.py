@@ -158,7 +158,7 @@ def test_bare_non_web_links_are_removed(answer: str, gone: str) -> None:
 
 
 def test_words_that_merely_contain_a_colon_are_left_alone() -> None:
-    answer = "Set data: 5 in metadata:x and run `tg://inside-code` (code is not clickable)."
+    answer = "Our intent: set data: 5 in metadata:x, edit the config file: then run `tg://inside-code` (code is not clickable)."
     result = verify_answer(answer, Evidence(), "en")
     assert result.text.startswith(answer) and result.removed_urls == 0
 

@@ -59,9 +59,10 @@ _LINKS = re.compile(
     rf"|(?P<bare>(?i:https?)://{_URL_CHARS}{{1,{MAX_URL_CHARS}}})"
 )
 # Clickable non-web links written as plain text: any other `scheme://`, and the schemes that need no '//'.
+# Something must follow the colon: "Our intent: …" or "the config file: …" is prose, not a link.
 _OTHER_SCHEME = re.compile(
     r"(?<![\w.+-])(?:(?!https?://)[a-zA-Z][a-zA-Z0-9+.-]{0,30}://|(?:javascript|vbscript|mailto|tg|intent|file):"
-    r"|data:[\w.+-]{1,60}[/,;])[^\s<>()\[\]{}\"'`]{0,2048}",
+    r"|data:[\w.+-]{1,60}[/,;])[^\s<>()\[\]{}\"'`]{1,2048}",
     re.IGNORECASE,
 )
 _CODE_SPAN = re.compile(r"`[^`\n]{1,4000}`")
@@ -163,7 +164,7 @@ class Evidence:
         visible = {normalize_url(u) for u in in_text}
         for source in sources:
             key = normalize_url(source.url)
-            if key not in visible or not is_web_url(source.url):
+            if not is_web_url(source.url) or (key not in visible and source.url not in text):
                 continue
             self._urls.setdefault(key, source)
             path = blob_path(source.url)
