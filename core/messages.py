@@ -7,7 +7,7 @@ adapter renders it for its platform.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, Literal
 
@@ -51,8 +51,9 @@ class InboundMessage:
         return f"{self.platform}:{self.workspace}:{self.channel}:{self.thread}"
 
     def to_json(self) -> str:
-        # ASCII escapes keep lone surrogates (from undecodable bytes) serialisable.
-        return json.dumps(asdict(self), separators=(",", ":"))
+        # ASCII escapes keep lone surrogates (from undecodable bytes) serialisable. A shallow dict,
+        # not asdict(): asdict deep-copies reply_context, the costliest step of the ack path.
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> "InboundMessage":
