@@ -13,8 +13,7 @@ import json
 import re
 from typing import Any
 
-from adapters.common.codespans import split_code
-from adapters.common.links import LINK, defuse_targets, is_web_url
+from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.sources import has_sources_section
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
@@ -67,23 +66,14 @@ def _safe_url(url: str) -> bool:
     return is_web_url(url)
 
 
-def _fix_link(m: re.Match[str]) -> str:
-    """Images become links (cards do not load arbitrary image URLs); unsafe targets leave the label."""
-    label, url = m.group("label"), m.group("url")
-    if not _safe_url(url):
-        return label
-    return f"[{label or url}]({url})" if m.group("bang") else m.group(0)
-
-
-def _fix_prose(text: str) -> str:
-    if "[" not in text and "<" not in text:
-        return text
-    return defuse_targets(LINK.sub(_fix_link, text))
+def _image_as_link(m: re.Match[str]) -> str:
+    """Called for http(s) targets only: images become links (cards do not load arbitrary images)."""
+    return f"[{m.group('label') or m.group('url')}]({m.group('url')})" if m.group("bang") else m.group(0)
 
 
 def _fix_line(line: str, indent_unit: int) -> str:
-    # inline code is shown verbatim by Feishu, so it is left exactly as written
-    line = "".join(piece if is_code else _fix_prose(piece) for is_code, piece in split_code(line))
+    if not line.startswith(" "):
+        return line
     m = _LIST_ITEM.match(line)
     if m and indent_unit < 4:
         # CommonMark nests lists with 2 (or 3) spaces; Feishu needs 4 per level
@@ -105,7 +95,8 @@ def _outside_fences(lines: list[str]) -> list[bool]:
 
 def to_card_markdown(markdown: str) -> str:
     """Core Markdown → card markdown. Code fences are copied untouched (apart from defanging)."""
-    lines = markdown.split("\n")
+    # links and images to anything but http(s) keep only their label (issue 16); code untouched
+    lines = sanitize_markdown_links(markdown, _image_as_link).split("\n")
     outside = _outside_fences(lines)
     indents = [len(m.group(1)) for line, o in zip(lines, outside) if o and (m := _LIST_ITEM.match(line))]
     unit = min(indents) if indents else 4

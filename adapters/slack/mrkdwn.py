@@ -37,7 +37,7 @@ _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})\s*+([^`\s]*+)\s*+$")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s++(.*)$")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
-_QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
+_QUOTES = re.compile(r"(?:\s{0,3}>\s?)++")  # all leading quote markers at once
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(\[[ xX]\]\s+)?(.*)$")
 _ORDERED = re.compile(r"^(\s*)(\d{1,9})[.)]\s+(.*)$")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
@@ -151,13 +151,18 @@ def inline(text: str) -> str:
         placeholder = keep("`" + escape(body.replace("`", "'")) + "`")
         codes[placeholder] = body
         parts.append(placeholder)
-    text = _INLINE.sub(lambda m: keep(_token(m, codes)), "".join(parts))
-    text = escape(defang_bare(text))
-    text = _BOLD.sub(lambda m: "\ue002" + m.group(1) + "\ue002", text)
-    text = _ITALIC.sub(r"_\1_", text)
-    text = _STRIKE.sub(r"~\1~", text)
-    text = text.replace("\ue002", "*")
-    return _PLACEHOLDER.sub(lambda m: tokens[int(m.group(1))], text)
+    text = "".join(parts)
+    # each pattern only where its delimiter occurs: most lines need none of them
+    if "[" in text or "<" in text:
+        text = _INLINE.sub(lambda m: keep(_token(m, codes)), text)
+    text = escape(defang_bare(text) if "@" in text else text)
+    if "*" in text:
+        text = _BOLD.sub(lambda m: "\ue002" + m.group(1) + "\ue002", text)
+        text = _ITALIC.sub(r"_\1_", text)
+        text = text.replace("\ue002", "*")
+    if "~~" in text:
+        text = _STRIKE.sub(r"~\1~", text)
+    return _PLACEHOLDER.sub(lambda m: tokens[int(m.group(1))], text) if tokens else text
 
 
 def _table(rows: list[str]) -> list[str]:
@@ -179,20 +184,29 @@ def _heading_title(body: str) -> str:
     return body.rstrip().rstrip("#").rstrip()
 
 
+_LINE_MARKERS = frozenset("#>-*+_0123456789")  # what a heading, quote, rule or list starts with
+
+
+def _plain_prose(line: str) -> bool:
+    first = line.lstrip()[:1]
+    return first not in _LINE_MARKERS and not first.isdigit()
+
+
 def _line(line: str) -> str:
-    quotes = 0
-    while quote := _QUOTE.match(line):  # a loop, not recursion: "> " * 100,000 is one line
-        quotes += 1
-        line = quote.group(1)
-        if not line.strip():
-            break
+    if _plain_prose(line):
+        return inline(line)  # plain prose: skip the line-level patterns
+    quotes = _QUOTES.match(line)
     if quotes:
+        # one match for all markers, not recursion or a slice per marker: "> " * 100,000 is one line
+        depth, line = quotes.group(0).count(">"), line[quotes.end() :]
         # the quote marker must stay a raw ">" for Slack to draw the bar
-        return "> " * quotes + _unquoted_line(line) if line.strip() else "> " * (quotes - 1) + ">"
+        return "> " * depth + _unquoted_line(line) if line.strip() else "> " * (depth - 1) + ">"
     return _unquoted_line(line)
 
 
 def _unquoted_line(line: str) -> str:
+    if _plain_prose(line):
+        return inline(line)
     heading = _HEADING.match(line)
     if heading:
         title = _heading_title(heading.group(2)).replace("**", "").strip()
@@ -218,7 +232,7 @@ def to_mrkdwn(markdown: str) -> str:
     table: list[str] = []
     lines = _strip_private(markdown).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for line in lines:
-        if fence is None and _TABLE_ROW.match(line):
+        if fence is None and "|" in line and _TABLE_ROW.match(line):
             table.append(line)
             continue
         if table:

@@ -31,12 +31,15 @@ _NUMBERED = re.compile(r"^(\s*)(\d{1,3})[.)]\s+(.*)$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?(.*)$")
 _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
+_BLOCK_MARKERS = frozenset("`~>")  # what a fence or a quote starts with (tables need a "|")
+_LINE_MARKERS = frozenset("#-*+_")  # headings, rules, bullets (numbered items start with a digit)
 
 # Inline patterns, tried in this order at each position. Inner text is rendered recursively; as
 # no body can hold its own delimiter, the recursion is only as deep as there are delimiter kinds.
 # Code spans come from adapters.common.codespans (linear, CommonMark run matching).
 _LINK = re.compile(rf"\[([^\[\]\n]++)\]\(\s*+<?({URL})>?{TITLE}\s*+\)")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]++)>")
+_CANDIDATE = re.compile(r"[`\[<*_~]")
 _BOLD = re.compile(r"\*\*(?=\S)((?:[^*]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_]|_(?!_))+?)(?<=\S)__(?!\w)")
 _STRIKE = re.compile(r"~~(?=\S)((?:[^~]|~(?!~))+?)(?<=\S)~~")
 # `_` inside a word (snake_case) may sit in an italic body; any other `_` ends the scan.
@@ -66,7 +69,8 @@ def inline(text: str) -> str:
     out: list[str] = []
     spans = dict(code_spans(text))
     plain_start = 0
-    i = 0
+    first = _CANDIDATE.search(text)
+    i = first.start() if first else len(text)
     while i < len(text):
         ch = text[i]
         rendered: str | None = None
@@ -98,7 +102,9 @@ def inline(text: str) -> str:
             if m:
                 rendered, end = f"<s>{inline(m.group(1))}</s>", m.end()
         if rendered is None:
-            i += 1
+            # jump to the next character that can start a token instead of stepping one by one
+            nxt = _CANDIDATE.search(text, i + 1)
+            i = nxt.start() if nxt else len(text)
             continue
         out.append(escape(text[plain_start:i]))
         out.append(rendered)
@@ -121,6 +127,11 @@ def render_blocks(markdown: str) -> list[str]:
     i = 0
     while i < len(lines):
         line = lines[i]
+        first = line.lstrip()[:1]
+        if first not in _BLOCK_MARKERS and "|" not in line:
+            units.append(_line(line))  # plain prose (most lines): no block pattern can match
+            i += 1
+            continue
         fence = _FENCE.match(line)
         if fence:
             marker, language = fence.group(1), fence.group(2)
@@ -154,6 +165,9 @@ def render_blocks(markdown: str) -> list[str]:
 def _line(line: str) -> str:
     if not line.strip():
         return ""
+    first = line.lstrip()[:1]
+    if first not in _LINE_MARKERS and not first.isdigit():
+        return inline(line.rstrip())
     if m := _HEADING.match(line):
         # closing #s dropped as `(.*?)\s*#*\s*$` did, without its backtracking
         return f"<b>{inline(m.group(1).rstrip().rstrip('#').rstrip())}</b>"

@@ -26,12 +26,20 @@ _EMPTY_PAIR = re.compile(r"<([a-zA-Z][a-zA-Z0-9-]*)[^>]*></\1>(?=(?:</[^<>]+>)*$
 
 def tg_len(text: str) -> int:
     """Length as Telegram counts it: UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
+    return len(text) if text.isascii() else len(text.encode("utf-16-le")) // 2
 
 
 def visible_len(fragment: str) -> int:
     """What Telegram counts against the limit: the text after tags and entities are parsed."""
-    return tg_len(html.unescape(_ANY_TAG.sub("", fragment)))
+    text = _ANY_TAG.sub("", fragment) if "<" in fragment else fragment
+    if "&" not in text:
+        return tg_len(text)  # most units are plain text: skip the parse
+    # The entities our renderer writes, counted instead of unescaped: html.unescape calls back
+    # into Python once per entity, which made a 200 KB line of `<` take seconds (issue 16).
+    angle, amp, quote = text.count("&lt;") + text.count("&gt;"), text.count("&amp;"), text.count("&quot;")
+    if text.count("&") == angle + amp + quote:
+        return tg_len(text) - 3 * angle - 4 * amp - 5 * quote
+    return tg_len(html.unescape(text))
 
 
 def split_html(units: Sequence[str], limit: int = MAX_MESSAGE) -> list[str]:
@@ -104,36 +112,50 @@ class _Packer:
         self.size += size
         self.has_text = self.has_text or bool(run.strip())
 
-    def text(self, run: str, level: int = 0) -> None:
+    def text(self, run: str) -> None:
         size = visible_len(run)
         if self.size + size <= self.limit:
             self._append(run, size)
             return
-        if level == 0:
-            for line in _LINES.findall(run):
-                self.text(line, 1)
+        for line in _LINES.findall(run):
+            self._line(line)
+
+    def _line(self, line: str) -> None:
+        size = visible_len(line)
+        if self.size + size <= self.limit:
+            self._append(line, size)
             return
         if self.size:
             self.flush()  # a chunk of whitespace only is dropped at the cut, not sent
             if size <= self.limit:
-                self._append(run, size)
+                self._append(line, size)
                 return
-        # Too long even for an empty chunk: split finer (lines → words → characters/entities).
-        if level == 1:
-            for word in _WORDS.findall(run):
-                self.text(word, 2)
-            return
-        for char in _CHARS.findall(run):
-            self._char(char)
+        # Too long even for an empty chunk: split finer (words, then characters/entities).
+        self._pack(_WORDS.findall(line), finer=True)
 
-    def _char(self, char: str) -> None:
-        """One character or entity of a word longer than a message (no recursion per character)."""
-        size = visible_len(char) if char[0] == "&" else tg_len(char)
-        if self.size + size > self.limit:
-            if not self.size:
+    def _pack(self, parts: list[str], finer: bool) -> None:
+        """Greedy: as many parts as fit, measured in batches (halved until one fits) rather than
+        one call per part, so a 200 KB word of `&lt;` costs a few hundred calls, not 200,000."""
+        k = 0
+        while k < len(parts):
+            room = self.limit - self.size
+            n, piece, size = min(room, len(parts) - k), "", 0
+            while n > 0:
+                piece = "".join(parts[k : k + n])
+                size = visible_len(piece)
+                if size <= room:
+                    break
+                n //= 2
+            if n > 0:
+                self._append(piece, size)
+                k += n
+            elif self.size:
+                self.flush()  # not even the next part fits in what is left
+            elif finer:
+                self._pack(_CHARS.findall(parts[k]), finer=False)  # one word longer than a message
+                k += 1
+            else:
                 raise ValueError("limit too small")
-            self.flush()
-        self._append(char, size)
 
 
 def split_oversized(unit: str, limit: int = MAX_MESSAGE) -> list[str]:
