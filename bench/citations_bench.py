@@ -40,13 +40,16 @@ PATTERNS: dict[str, Callable[[int], str]] = {
     "Sources + blanks": lambda n: "Sources" + " " * n + "x",
     "a/ path segments": lambda n: ("a/" * (n // 2 + 1))[:n],
     "tg: repeated": lambda n: ("tg:" * (n // 3 + 1))[:n],
+    "paths vs 2,000 listed": lambda n: ("see x/y.py and `q/r.md` and mod3/file3.py " * (n // 40 + 1))[:n],
     "realistic answer": lambda n: (REALISTIC * (n // len(REALISTIC) + 1))[:n],
 }
+LISTING = [f"vllm_ascend/mod{i}/file{i}.py" for i in range(2_000)]
 
 
 def evidence() -> Evidence:
     e = Evidence(["https://github.com/vllm-project/vllm-ascend"])
     e.record(f"{ISSUE}\n{PERMALINK}", [Source("#1234", ISSUE), Source("platform.py", PERMALINK)])
+    e.record("a directory listing", [], LISTING)  # known paths: lookups must not scan them all
     return e
 
 

@@ -190,6 +190,16 @@ def test_hostile_answers_are_verified_in_linear_time(name: str) -> None:
     assert result.text.endswith("_No tool-verified sources: treat this answer as unverified._")
 
 
+def test_many_paths_against_a_large_listing_stay_linear() -> None:
+    # Matching each path against every known path was answer-paths x known-paths: 28,000 paths against
+    # a 2,000-entry listing took about 40 s. The suffix index makes each lookup cost its segment count.
+    evidence = Evidence()
+    evidence.record("listing", [], [f"vllm_ascend/mod{i}/file{i}.py" for i in range(2_000)])
+    answer = ("see x/y.py and `q/r.md` and mod3/file3.py " * 5_000)[:200_000]
+    result = verify_answer(answer, evidence, "en")
+    assert "mod3/file3.py see" in result.text and "x/y.py *(unverified)*" in result.text
+
+
 def test_fences_are_found_by_a_line_scanner() -> None:
     text = "Run:\n```bash\npython x.py\n```\nthen\n~~~\nunclosed ``` inside\n~~~ \nend\n```never closed\nx"
     parts = split_fences(text)

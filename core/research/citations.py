@@ -145,10 +145,10 @@ class Evidence:
     def __init__(self, allowed_urls: Iterable[str] = ()) -> None:
         self._urls: dict[str, Source] = {}
         self._allowed = {normalize_url(u) for u in allowed_urls}
-        self._paths: dict[str, Source | None] = {}
+        self._paths = _PathIndex()  # path -> its permalink Source, or None (listed, no permalink)
         # Third-party mentions: normalized URL / path -> where it was written ("" when unknown).
         self._mentioned_urls: dict[str, str] = {}
-        self._mentioned_paths: dict[str, str] = {}
+        self._mentioned_paths = _PathIndex()
 
     def allow(self, urls: Iterable[str]) -> None:
         self._allowed.update(normalize_url(u) for u in urls)
@@ -168,17 +168,19 @@ class Evidence:
                 continue
             self._urls.setdefault(key, source)
             path = blob_path(source.url)
-            if path:
-                self._paths[path] = self._paths.get(path) or source
+            if path and not self._paths.get(path):
+                self._paths.set(path, source)
         for path in paths:
-            self._paths.setdefault(_bare_path(path).strip("/"), None)
+            path = _bare_path(path).strip("/")
+            if path not in self._paths:
+                self._paths.set(path, None)
         for url in in_text:
             key = normalize_url(url)
             if key not in self._urls and not self._mentioned_urls.get(key):
                 self._mentioned_urls[key] = origin
         for path in find_paths(text):
-            if not _match_path(self._paths, path)[0] and not self._mentioned_paths.get(path):
-                self._mentioned_paths[path] = origin
+            if not self._paths.find(path)[0] and not self._mentioned_paths.get(path):
+                self._mentioned_paths.set(path, origin)
 
     @property
     def urls(self) -> tuple[Source, ...]:
@@ -201,22 +203,52 @@ class Evidence:
 
     def path_source(self, path: str) -> tuple[bool, Source | None]:
         """Whether a tool produced a path (exact, or one is a suffix of the other at a '/'), and its permalink."""
-        return _match_path(self._paths, _bare_path(path))
+        return self._paths.find(_bare_path(path))
 
     def path_mention(self, path: str) -> str:
         """Where an unverified path was mentioned, or ''."""
-        found, origin = _match_path(self._mentioned_paths, _bare_path(path))
+        found, origin = self._mentioned_paths.find(_bare_path(path))
         return str(origin) if found and origin else ""
 
 
-def _match_path(known: dict[str, Source | None] | dict[str, str], path: str) -> tuple[bool, Any]:
-    if path in known:
-        return True, known[path]
-    for candidate, value in known.items():
-        # A one-segment known path ("README.md") would match any directory's file of that name.
-        if candidate.endswith("/" + path) or ("/" in candidate and path.endswith("/" + candidate)):
-            return True, value
-    return False, None
+class _PathIndex:
+    """Known repository paths, matched exactly or when one is a suffix of the other at a '/'.
+
+    `docs/x.md` matches a known `repo/docs/x.md`, and `a/docs/x.md` matches a known `docs/x.md`. Every
+    '/'-suffix of a known path is indexed, so a lookup costs the number of segments, not the number of
+    known paths: an answer naming 30,000 paths against a 300-entry listing stays linear.
+    """
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._by_suffix: dict[str, str] = {}  # a proper '/'-suffix -> the first known path ending in it
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._values
+
+    def get(self, path: str) -> Any:
+        return self._values.get(path)
+
+    def set(self, path: str, value: Any) -> None:
+        if path not in self._values:
+            parts = path.split("/")
+            for i in range(1, len(parts)):
+                self._by_suffix.setdefault("/".join(parts[i:]), path)
+        self._values[path] = value
+
+    def find(self, path: str) -> tuple[bool, Any]:
+        if path in self._values:
+            return True, self._values[path]
+        longer = self._by_suffix.get(path)
+        if longer is not None:
+            return True, self._values[longer]
+        parts = path.split("/")
+        for i in range(1, len(parts) - 1):
+            # A one-segment known path ("README.md") would match any directory's file of that name.
+            shorter = "/".join(parts[i:])
+            if shorter in self._values:
+                return True, self._values[shorter]
+        return False, None
 
 
 @dataclass(frozen=True)
