@@ -69,6 +69,10 @@ class PushPlatform:
         """Budget each part's skeleton takes (card JSON, part marker) out of `max_length`."""
         return 0
 
+    def draft_reserve(self) -> int:
+        """Budget the draft's frame (card JSON, status marker) takes out of `max_length`."""
+        return 0
+
     def render(self, chunk: str, reply: Reply, index: int, count: int) -> list[Payload]:
         """One chunk as payloads (normally one; more if rendering still overflows)."""
         raise NotImplementedError
@@ -269,8 +273,14 @@ class Delivery:
             if not self._closed:
                 await self._flush(force)
 
+    def _draft_shown(self) -> str:
+        """The draft cut to what one message holds (its start: the rest arrives with the answer)."""
+        budget = max(1, self.platform.capabilities.max_length - self.platform.draft_reserve())
+        chunks = split_markdown(self._draft, budget, self.platform.cost)
+        return chunks[0] if chunks else self._draft
+
     async def _flush(self, force: bool) -> None:
-        want = ("draft", self._draft) if self._draft else ("status", self._view)
+        want = ("draft", self._draft_shown()) if self._draft else ("status", self._view)
         if not want[1] or (want == self._shown and not force):
             return
         now = self._clock()
@@ -280,7 +290,7 @@ class Delivery:
         record = await self.record()
         native = False
         if self._draft and (not record.placeholder or self._stream_open):
-            native = await self._show_draft_natively(record)
+            native = await self._show_draft_natively(record, want[1])
         elif not self._draft and not record.placeholder:  # once a message shows progress, it keeps showing it
             native = await self.platform.show_status(want[1])
         if not native:
@@ -292,8 +302,8 @@ class Delivery:
                 return
         self._shown, self._shown_native, self._shown_at = want, native, now
 
-    async def _show_draft_natively(self, record: DeliveryRecord) -> bool:
-        shown = await self.platform.show_draft(self._draft)
+    async def _show_draft_natively(self, record: DeliveryRecord, draft: str) -> bool:
+        shown = await self.platform.show_draft(draft)
         if isinstance(shown, str) and shown:
             self._stream_open = True
             if record.placeholder != shown:

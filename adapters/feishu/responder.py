@@ -27,7 +27,6 @@ from adapters.base import Capabilities, Delivered
 from adapters.common.delivery import Delivery, PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from adapters.common.sources import has_sources_section
-from adapters.common.split import split_markdown
 from adapters.feishu import render
 from adapters.feishu.client import FeishuApi, FeishuApiError
 from adapters.feishu.split import double_json_cost
@@ -167,9 +166,11 @@ class FeishuPlatform(PushPlatform):
     def status_payload(self, view: str) -> Working:
         return Working(view)
 
+    def draft_reserve(self) -> int:
+        return render.card_body_size(render.card("")) + _PART_MARKER
+
     def draft_payload(self, markdown: str) -> Working:
-        room = self.capabilities.max_length - render.card_body_size(render.card("")) - _PART_MARKER
-        return Working(split_markdown(render.to_card_markdown(markdown), room, double_json_cost)[0])
+        return Working(render.to_card_markdown(markdown))
 
     # --- effects --------------------------------------------------------------------------------
     async def _sequence(self) -> int:

@@ -54,8 +54,8 @@ class TelegramPayload:
     markup: InlineKeyboardMarkup | None = None
 
 
-def _first_html(markdown: str, limit: int) -> str:
-    chunks = split_html(render_blocks(markdown), limit)
+def _first_html(markdown: str) -> str:
+    chunks = split_html(render_blocks(markdown))
     return chunks[0] if chunks else escape("…")
 
 
@@ -106,7 +106,7 @@ class TelegramPlatform(PushPlatform):
         return tg_len(text)
 
     def render(self, chunk: str, reply: Reply, index: int, count: int) -> list[TelegramPayload]:
-        html = split_html(render_blocks(chunk), self.capabilities.max_length) or [escape("…")]
+        html = split_html(render_blocks(chunk)) or [escape("…")]  # the engine's cut already fits; a safety net
         return [TelegramPayload(h) for h in html]
 
     async def buttons(self, reply: Reply) -> InlineKeyboardMarkup | None:
@@ -124,7 +124,7 @@ class TelegramPlatform(PushPlatform):
         return TelegramPayload(view)
 
     def draft_payload(self, markdown: str) -> TelegramPayload:
-        return TelegramPayload(_first_html(markdown, self.capabilities.max_length))
+        return TelegramPayload(_first_html(markdown))
 
     # --- effects --------------------------------------------------------------------------------
     async def keepalive(self) -> None:
@@ -154,7 +154,7 @@ class TelegramPlatform(PushPlatform):
     async def show_draft(self, markdown: str) -> bool:
         if not self._chat.is_private:
             return False  # groups have no drafts: the engine edits the placeholder
-        await (await self.sender()).draft(self._draft_id, _first_html(markdown, self.capabilities.max_length))
+        await (await self.sender()).draft(self._draft_id, _first_html(markdown))
         return True
 
     async def post(self, payload: TelegramPayload, *, index: int, first: bool) -> tuple[str, ...]:

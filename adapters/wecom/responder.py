@@ -28,6 +28,7 @@ from .frames import RESPOND_MSG, card_body, markdown_body, send_msg_frame, strea
 from .outbox import Outbox
 from .render import (
     STREAM_LIMIT_BYTES,
+    byte_len,
     join_for_one_message,
     lay_out,
     render_progress,
@@ -41,6 +42,7 @@ from .store import CardStore, StreamStore
 
 log = logging.getLogger(__name__)
 
+DRAFT_MARGIN = 256  # bytes: defanging mentions adds invisible characters to the draft
 FINISH_ON_TIME, FINISH_LATE, FINISH_AGAIN, FINISH_LATE_AGAIN, FINISH_UNKNOWN = 1, 0, 2, 3, -1
 
 
@@ -62,9 +64,15 @@ class BubblePlatform(PushPlatform):
         await self._r.write_bubble(view)
         return True
 
+    def cost(self, text: str) -> int:
+        return byte_len(text)  # WeCom counts a bubble's UTF-8 bytes
+
+    def draft_reserve(self) -> int:
+        return DRAFT_MARGIN
+
     async def show_draft(self, markdown: str) -> bool:
-        # the draft so far, cut to what one bubble holds (the answer replaces it in full)
-        await self._r.write_bubble(split_utf8(to_wecom_markdown(markdown), self.capabilities.max_length)[0])
+        # the engine cut the draft to what one bubble holds; the answer replaces it in full
+        await self._r.write_bubble(to_wecom_markdown(markdown))
         return True
 
 
@@ -95,7 +103,7 @@ class WeComResponder:
             edit_messages=True, buttons=True, streaming=True, max_length=limit, min_edit_interval=min_interval,
             reply_opened_at_ingress=True,
         )
-        self._limit = caps.max_length
+        self._limit = limit
         lang = self._ctx.get("language")
         self.language: Language = lang if lang in ("zh", "en") else "zh"
         self._progress = Delivery(BubblePlatform(caps, self), records, job_id)

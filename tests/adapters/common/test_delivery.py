@@ -282,3 +282,11 @@ async def test_finish_does_not_leave_a_throttled_update_behind(records: Delivery
     await engine.finish(answer("Done."))
     await asyncio.sleep(0.4)
     assert list(fake.messages.values()) == ["Done."]
+
+
+async def test_a_draft_longer_than_one_message_shows_its_start_within_max_length(records: DeliveryRecords) -> None:
+    fake = FakePlatform(max_length=200, cost_per_char=2)
+    engine = Delivery(fake, records, "j17")
+    await engine.progress(Progress(paragraphs(6), stage=DRAFT_STAGE))
+    [shown] = fake.messages.values()
+    assert shown.startswith("✍ Paragraph 0:") and fake.cost(shown.removeprefix("✍ ")) <= 200

@@ -1,0 +1,65 @@
+"""Streamed drafts in Telegram: a message draft in private chats, the placeholder in groups;
+the verified answer is the only message left either way."""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from telegram import Update
+
+from adapters.base import AdapterDeps
+from adapters.telegram import create_adapter
+from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.inbound import message_to_inbound
+from core.ingress import Ingress
+from core.messages import DRAFT_STAGE, InboundMessage, Progress, Reply, ReplyKind
+from tests.support.fake_telegram import TOKEN, FakeTelegram, group_chat, message_update
+
+GROUP = -100200300
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def adapter(tg: FakeTelegram, make_settings: Any, redis: Any, keys: Any) -> AsyncIterator[TelegramAdapter]:
+    settings = make_settings(telegram_bot_token=TOKEN, telegram_api_url=tg.api_url)
+    built = create_adapter(AdapterDeps(settings=settings, redis=redis, ingress=Ingress(redis, keys, 60)))
+    assert built is not None
+    yield built
+    await built.stop()
+
+
+async def inbound(adapter: TelegramAdapter, data: dict[str, Any]) -> InboundMessage:
+    message = message_to_inbound(Update.de_json(data, None), await adapter.identity())
+    assert message is not None
+    return message
+
+
+FINAL = Reply(ReplyKind.ANSWER, "Use **0.9.1** (verified).", "en")
+
+
+async def test_a_private_chat_streams_the_draft_as_a_message_draft(adapter: TelegramAdapter, tg: FakeTelegram) -> None:
+    responder = adapter.responder(await inbound(adapter, message_update("q")), "dr-1")
+    await responder.progress(Progress("Use **0.9", stage=DRAFT_STAGE))
+    await tg.wait_for(lambda: tg.calls_to("sendMessageDraft"))
+    await responder.finish(FINAL)
+    [draft] = tg.calls_to("sendMessageDraft")
+    assert draft.params["text"] == "Use **0.9"  # half-written Markdown shows as typed, never as broken HTML
+    assert [tg.visible(m) for m in tg.chat_messages(42)] == ["Use 0.9.1 (verified)."]
+
+
+async def test_a_group_shows_the_draft_in_the_placeholder_the_answer_replaces(adapter: TelegramAdapter, tg: FakeTelegram) -> None:
+    data = message_update("@ascend_copilot_bot q", chat=group_chat(GROUP), mention="@ascend_copilot_bot")
+    responder = adapter.responder(await inbound(adapter, data), "dr-2")
+    await responder.progress(Progress("Use the matrix", stage=DRAFT_STAGE))
+    await tg.wait_for(lambda: tg.calls_to("sendMessage"))
+    [placeholder] = tg.chat_messages(GROUP)
+    assert tg.visible(placeholder) == "Use the matrix"
+    await responder.finish(FINAL)
+    assert [tg.visible(m) for m in tg.chat_messages(GROUP)] == ["Use 0.9.1 (verified)."]
+    assert not tg.calls_to("sendMessageDraft")
