@@ -34,3 +34,11 @@ def test_a_generic_shape_refusal_drops_every_optional_feature_and_a_tools_refusa
     assert features_to_drop("model overloaded", request) == set()  # not about the request's shape
     flat = without_features(request, {"system_blocks", "cache_control"})
     assert flat["system"] == "s" and "cache_control" not in str(flat)
+
+
+def test_only_a_refusal_of_tool_calling_counts_as_tools_unsupported() -> None:
+    from core.research.compat import refuses_tools  # noqa: PLC0415
+
+    assert refuses_tools('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')
+    assert refuses_tools("this model does not support tools")
+    assert not refuses_tools("messages[3].tool_calls[0].id: field required")  # one bad message, not tools

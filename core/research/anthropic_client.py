@@ -23,7 +23,13 @@ from typing import Any
 
 import anthropic
 
-from core.research.compat import OPTIONAL_FEATURES, dropped_features, features_to_drop, remember_dropped
+from core.research.compat import (
+    OPTIONAL_FEATURES,
+    dropped_features,
+    features_to_drop,
+    refuses_tools,
+    remember_dropped,
+)
 from core.research.model import (
     Message,
     ModelReply,
@@ -111,7 +117,7 @@ class AnthropicClient:
                         dropped = drop
                         params = without_features(params, drop)
                         continue
-                if exc.status_code in (400, 422) and tools and "tool" in _error_text(exc):
+                if exc.status_code in (400, 422) and tools and refuses_tools(_error_text(exc)):
                     remember_dropped(self.endpoint, {"tools"})
                     raise ToolsUnsupported(f"model API error {exc.status_code}: tools refused") from None
                 raise ModelUnavailable(f"model API error {exc.status_code} ({type(exc).__name__})") from None

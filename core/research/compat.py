@@ -29,7 +29,17 @@ OPTIONAL_FEATURES: dict[str, str | None] = {
 # Words of a 400 that refuses a request's shape rather than its content.
 _GENERIC_REFUSALS = ("extra", "not permitted", "unsupported", "not supported", "unknown", "unrecognized", "invalid")
 
+# Phrases of a 400 that refuses tool calling itself (vLLM: '"auto" tool choice requires
+# --enable-auto-tool-choice'; gateways: "does not support tools", "function calling is not supported").
+# Deliberately not "tool_calls": a 400 about one malformed message must not switch tools off.
+_TOOL_REFUSALS = ("tool choice", "tool_choice", "tools", "tool call", "tool-call", "function call", "function_call", "tool use")
+
 _DROPPED: dict[str, set[str]] = {}
+
+
+def refuses_tools(error_text: str) -> bool:
+    """Whether a 400's (lower-cased) text refuses the request's tools."""
+    return any(phrase in error_text for phrase in _TOOL_REFUSALS)
 
 
 def dropped_features(endpoint: str) -> frozenset[str]:
@@ -79,7 +89,7 @@ def features_to_drop(error_text: str, params: dict[str, Any]) -> set[str]:
     named = {f for f in present if OPTIONAL_FEATURES[f] and OPTIONAL_FEATURES[f] in error_text}
     if named:
         return named
-    if "tool" in error_text:
+    if refuses_tools(error_text):
         return set()  # a refusal of the tools themselves: the caller falls back to retrieval
     if any(word in error_text for word in _GENERIC_REFUSALS):
         return present

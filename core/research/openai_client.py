@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import openai
 
-from core.research.compat import dropped_features, features_to_drop, remember_dropped
+from core.research.compat import dropped_features, features_to_drop, refuses_tools, remember_dropped
 from core.research.model import (
     Message,
     ModelReply,
@@ -146,7 +146,7 @@ class OpenAIClient:
                         dropped = drop
                         params = _without(params, drop)
                         continue
-                if exc.status_code in (400, 422) and tools and ("tool" in error or "function" in error):
+                if exc.status_code in (400, 422) and tools and refuses_tools(error):
                     remember_dropped(self.endpoint, {"tools"})
                     raise ToolsUnsupported(f"model API error {exc.status_code}: tools refused") from None
                 if exc.status_code == 404:
