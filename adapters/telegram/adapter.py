@@ -14,7 +14,6 @@ from enum import Enum
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from starlette.routing import BaseRoute, Route
 from telegram import Update
 from telegram.error import Conflict, Forbidden, InvalidToken, TelegramError
@@ -22,6 +21,7 @@ from telegram.ext import ExtBot
 
 from adapters.base import Capabilities
 from adapters.common.background import BackgroundTasks
+from adapters.common.ingress import REDIS_DOWN, Candidate, DedupeIds, IngressPath, Skip
 from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import POLL_TIMEOUT, build_bot, redact
 from adapters.telegram.inbound import BotIdentity, button_press, message_to_inbound, press_to_inbound
@@ -77,6 +77,7 @@ class TelegramAdapter:
         self.config = config
         self._redis = redis
         self._ingress = ingress
+        self._path = IngressPath(ingress, self.name)
         self._keys = keys
         self.bot: ExtBot[Any] = build_bot(config.token, config.api_url)
         self.buttons = ButtonStore(redis, keys, config.choice_ttl_seconds)
@@ -188,9 +189,10 @@ class TelegramAdapter:
             return await self._handle_press(update, identity)
         message = message_to_inbound(update, identity)
         if message is None:
+            await self._path.take(Skip("not a new message addressed to the bot"))
             return Outcome.IGNORED
-        result = await self._ingress.submit(message)
-        return Outcome.ENQUEUED if result.outcome == SubmitOutcome.ENQUEUED else Outcome.DUPLICATE
+        result = await self._path.take(Candidate(message))
+        return Outcome.ENQUEUED if result is not None and result.outcome == SubmitOutcome.ENQUEUED else Outcome.DUPLICATE
 
     async def _handle_press(self, update: Update, identity: BotIdentity) -> Outcome:
         query = update.callback_query
@@ -201,9 +203,8 @@ class TelegramAdapter:
             self._background.spawn(self._answer_press(press.query_id, _EXPIRED_BOTH, alert=True))
             return Outcome.EXPIRED_CHOICE
         message = press_to_inbound(update, press, identity, choice.key, choice.label)
-        # The keyboard token is a dedupe id too: two presses (or two people) answer one question once.
-        result = await self._ingress.submit(message, f"keyboard:{press.token}")
-        if result.outcome == SubmitOutcome.ENQUEUED:
+        result = await self._path.take(Candidate(message, (DedupeIds.telegram_keyboard(press.token),)))
+        if result is not None and result.outcome == SubmitOutcome.ENQUEUED:
             self._background.spawn(self._answer_press(press.query_id, f"✓ {choice.label}"))
             if press.chat is not None and press.message_id is not None:
                 self._background.spawn(self._remove_keyboard(press.chat.chat_id, press.message_id))
@@ -236,7 +237,7 @@ class TelegramAdapter:
                 for update in updates:
                     try:
                         await self.handle_update(update)
-                    except (RedisError, OSError, BotNotReady):
+                    except (*REDIS_DOWN, BotNotReady):
                         raise  # not enqueued: fetch it again after the back-off
                     except Exception:  # noqa: BLE001 - skip one unprocessable update, keep the rest
                         log.exception("telegram polling: dropping update %s that could not be handled", update.update_id)
@@ -255,7 +256,7 @@ class TelegramAdapter:
                 log.error("telegram polling forbidden: %s", redact(str(exc)))
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 60.0)
-            except (TelegramError, BotNotReady, RedisError, OSError) as exc:
+            except (TelegramError, BotNotReady, *REDIS_DOWN) as exc:
                 log.warning("telegram polling: %s: %s; retrying in %.0fs", type(exc).__name__, redact(str(exc)), backoff)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)

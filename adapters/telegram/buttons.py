@@ -1,18 +1,17 @@
-"""Clarification keyboards: options live in Redis, the button carries only a short token.
+"""Clarification keyboards: options live in the shared choices store, the button carries a token.
 
 Telegram limits callback_data to 64 bytes and it comes back from the client untrusted, so a button
 says `c:<token>:<index>` and the labels, keys and the chat the keyboard belongs to stay
-server-side, expiring with the clarification itself.
+server-side (adapters/common/choices.py), expiring with the clarification itself.
 """
 from __future__ import annotations
 
-import json
-import secrets
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from adapters.common.choices import ChoiceStore
 from adapters.telegram.inbound import PLATFORM, encode_callback
 from core.keys import Keys
 from core.messages import Option
@@ -30,24 +29,15 @@ class StoredChoice:
 
 
 class ButtonStore:
-    def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
-        self._redis = redis
-        self._keys = keys
-        self._ttl = ttl_seconds
+    """Telegram's face of the shared choices store: a keyboard out, a press resolved back."""
 
-    def _key(self, token: str) -> str:
-        return self._keys.adapter_state(PLATFORM, f"keyboard:{token}")
+    def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
+        self._choices = ChoiceStore(redis, keys, PLATFORM, ttl_seconds)
 
     async def keyboard(self, chat_id: int, options: tuple[Option, ...], language: str) -> InlineKeyboardMarkup:
         """Store the options and return a one-button-per-row keyboard pointing at them."""
         shown = options[:MAX_BUTTONS]
-        token = secrets.token_urlsafe(9)  # 12 characters, unguessable
-        state = {
-            "chat_id": chat_id,
-            "language": language,
-            "options": [{"key": o.key, "label": o.label} for o in shown],
-        }
-        await self._redis.set(self._key(token), json.dumps(state, ensure_ascii=False), ex=self._ttl)
+        token = await self._choices.save([(o.key, o.label) for o in shown], language, scope={"chat_id": chat_id})
         rows = [
             [InlineKeyboardButton(_cut(f"{n}. {o.label}"), callback_data=encode_callback(token, n - 1))]
             for n, o in enumerate(shown, start=1)
@@ -58,17 +48,10 @@ class ButtonStore:
         """The option behind a press, or None when unknown, expired or pressed in another chat."""
         if not token or index < 0 or chat_id is None:
             return None
-        raw = await self._redis.get(self._key(token))
-        if raw is None:
+        picked = await self._choices.pick(token, index=index, scope={"chat_id": chat_id})
+        if picked is None:
             return None
-        try:
-            state = json.loads(raw)
-            if int(state["chat_id"]) != chat_id:
-                return None
-            option = state["options"][index]
-            return StoredChoice(str(option["key"]), str(option["label"]), str(state.get("language", "en")))
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None
+        return StoredChoice(picked.choice.key, picked.choice.label, picked.language)
 
 
 def _cut(label: str) -> str:

@@ -10,11 +10,12 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from adapters.common.body import BodyTooLarge, read_capped_body
+from adapters.common.ingress import REDIS_DOWN, unavailable
+from adapters.telegram.inbound import PLATFORM
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -62,9 +63,8 @@ def webhook_endpoint(adapter: "TelegramAdapter") -> "Callable[[Request], Awaitab
             return Response("malformed update", status_code=400)
         try:
             await adapter.handle_update(update)
-        except (RedisError, OSError):
-            log.warning("telegram webhook: redis unavailable; asking Telegram to retry")
-            return Response("try again", status_code=503)
+        except REDIS_DOWN as exc:
+            return unavailable(PLATFORM, exc)
         except BotNotReady:
             return Response("try again", status_code=503)
         except Exception:  # noqa: BLE001 - log it; a 500 makes Telegram deliver the update again

@@ -16,6 +16,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from adapters.common.choices import ChoiceStore
 from core.keys import Keys
 
 PLATFORM = "wecom"
@@ -171,22 +172,23 @@ class StreamStore:
 
 
 class CardStore:
-    """What a clarification card's buttons mean, so a click can be checked and resumed."""
+    """What a clarification card's buttons mean, so a click can be checked and resumed: WeCom's
+    face of the shared choices store (adapters/common/choices.py), keyed by the card's task_id."""
 
     def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
-        self._redis = redis
-        self._keys = keys
-        self._ttl = ttl_seconds
-
-    def _key(self, task_id: str) -> str:
-        return self._keys.adapter_state(PLATFORM, f"card:{_digest(task_id)}")
+        self.choices = ChoiceStore(redis, keys, PLATFORM, ttl_seconds)
 
     async def save(self, task_id: str, record: dict[str, Any]) -> None:
-        await self._redis.set(self._key(task_id), json.dumps(record, ensure_ascii=False), ex=self._ttl)
+        """`record`: {"options": {key: label}, "language": ..., and what the answer needs later}."""
+        extra = {k: v for k, v in record.items() if k not in ("options", "language")}
+        options = dict(record.get("options") or {}).items()
+        await self.choices.save(options, str(record.get("language") or "zh"), token=task_id, extra=extra)
 
     async def load(self, task_id: str) -> dict[str, Any] | None:
-        raw = await self._redis.get(self._key(task_id)) if task_id else None
-        return json.loads(raw) if raw else None
+        found = await self.choices.load(task_id)
+        if found is None:
+            return None
+        return {"options": {c.key: c.label for c in found.options}, "language": found.language, **found.extra}
 
 
 class FeedbackStore:
