@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.base import Capabilities, Delivered
+from adapters.common.offload import render_off_loop
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from adapters.common.split import split_markdown
 from core.messages import DRAFT_STAGE, Progress, Reply
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 
 Payload = Any  # whatever the platform's post/edit take: a card, an HTML string, Block Kit kwargs
 PLACEHOLDER_GRACE = 10.0  # how long finish() waits for a placeholder that is being posted
-RENDER_OFF_LOOP_CHARS = 20_000  # replies longer than this are split and rendered in a thread
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,6 @@ class Delivery:
         clock: Callable[[], float] = time.monotonic,
         keepalive_for: float = 3600.0,
         placeholder_grace: float = PLACEHOLDER_GRACE,
-        offload: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
         self.platform = platform
         self._records = records
@@ -178,7 +177,6 @@ class Delivery:
         self._clock = clock
         self._keepalive_for = keepalive_for
         self._grace = placeholder_grace
-        self._offload = offload
         self._record: DeliveryRecord | None = None
         self._lock = asyncio.Lock()
         self._began = False
@@ -273,14 +271,15 @@ class Delivery:
             if not self._closed:
                 await self._flush(force)
 
-    def _draft_shown(self) -> str:
+    def _cut_draft(self, draft: str) -> str:
         """The draft cut to what one message holds (its start: the rest arrives with the answer)."""
         budget = max(1, self.platform.capabilities.max_length - self.platform.draft_reserve())
-        chunks = split_markdown(self._draft, budget, self.platform.cost)
-        return chunks[0] if chunks else self._draft
+        chunks = split_markdown(draft, budget, self.platform.cost)
+        return chunks[0] if chunks else draft
 
     async def _flush(self, force: bool) -> None:
-        want = ("draft", self._draft_shown()) if self._draft else ("status", self._view)
+        draft = await render_off_loop(self._cut_draft, self._draft) if self._draft else ""
+        want = ("draft", draft) if draft else ("status", self._view)
         if not want[1] or (want == self._shown and not force):
             return
         now = self._clock()
@@ -289,15 +288,15 @@ class Delivery:
             return
         record = await self.record()
         native = False
-        if self._draft and (not record.placeholder or self._stream_open):
+        if draft and (not record.placeholder or self._stream_open):
             native = await self._show_draft_natively(record, want[1])
-        elif not self._draft and not record.placeholder:  # once a message shows progress, it keeps showing it
+        elif not draft and not record.placeholder:  # once a message shows progress, it keeps showing it
             native = await self.platform.show_status(want[1])
         if not native:
             await self._end_stream()  # the stream's message is edited from now on
             if record.parts:
                 return  # a re-run: the placeholder already holds part of the answer; never overwrite it
-            payload = self.platform.draft_payload(want[1]) if self._draft else self.platform.status_payload(want[1])
+            payload = self.platform.draft_payload(want[1]) if draft else self.platform.status_payload(want[1])
             if not await self._show_in_placeholder(payload):
                 return
         self._shown, self._shown_native, self._shown_at = want, native, now
@@ -426,10 +425,7 @@ class Delivery:
         return [p for i, c in enumerate(chunks) for p in platform.render(c, reply, i, len(chunks))]
 
     async def _deliver_parts(self, reply: Reply, record: DeliveryRecord) -> list[str]:
-        if self._offload is not None and len(reply.text) > RENDER_OFF_LOOP_CHARS:
-            payloads = await self._offload(self.payloads, reply)  # a big render must not stall other jobs
-        else:
-            payloads = self.payloads(reply)
+        payloads = await render_off_loop(self.payloads, reply)  # a big render runs in a thread, off the loop
         buttons = await self.platform.buttons(reply)
         if buttons is not None and payloads:
             payloads[-1] = self.platform.attach(payloads[-1], buttons)

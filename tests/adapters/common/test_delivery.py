@@ -290,3 +290,20 @@ async def test_a_draft_longer_than_one_message_shows_its_start_within_max_length
     await engine.progress(Progress(paragraphs(6), stage=DRAFT_STAGE))
     [shown] = fake.messages.values()
     assert shown.startswith("✍ Paragraph 0:") and fake.cost(shown.removeprefix("✍ ")) <= 200
+
+
+async def test_a_large_reply_is_rendered_off_the_event_loop(records: DeliveryRecords) -> None:
+    import threading
+
+    threads: set[int] = set()
+
+    class Recording(FakePlatform):
+        def render(self, chunk: str, reply: Reply, index: int, count: int) -> list[str]:
+            threads.add(threading.get_ident())
+            return [chunk]
+
+    await Delivery(Recording(max_length=5_000), records, "j18").finish(answer(paragraphs(200, words=50)))
+    assert threads and threading.get_ident() not in threads
+    threads.clear()
+    await Delivery(Recording(), records, "j19").finish(answer("short"))
+    assert threads == {threading.get_ident()}  # small replies stay inline
