@@ -1,7 +1,7 @@
 """Time from question to first answer text, with streamed drafts, against a model at a fixed token rate.
 
-A fake OpenAI-compatible server (the real `openai` SDK, SSE streaming) plays a
-self-hosted model: `--first-token` seconds before its first byte (prefill),
+A fake OpenAI-compatible server (the real `openai` SDK, SSE streaming) and a
+fake Messages API (the real `anthropic` SDK) each play the model: `--first-token` seconds before its first byte (prefill),
 then `--rate` tokens a second (a token ~ 4 characters). Each question is one
 research turn as the agent runs it: a search_code call on a local git clone,
 then a streamed final answer of `--answer-chars` characters. Measured per
@@ -11,7 +11,7 @@ question, from `agent.answer()` to:
   user sees first on a platform that shows streams;
 - full answer: the verified answer, what a user waited for before streaming.
 
-    .venv/bin/python bench/first_token_bench.py [--questions 20] [--rate 40] [--first-token 0.3]
+    .venv/bin/python bench/first_token_bench.py [--questions 20] [--rate 40] [--first-token 0.3] [--provider openai|anthropic|both]
 """
 from __future__ import annotations
 
@@ -32,21 +32,32 @@ from core.keys import Keys  # noqa: E402
 from core.messages import DRAFT_STAGE, Progress  # noqa: E402
 from core.research import ResearchRequest, build_research_agent  # noqa: E402
 from tests.fixtures.git_repos import VLLM_ASCEND_FILES, make_repo  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, Turn, text, tool, tool_results  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, Reply, call, tool_messages  # noqa: E402
 
 REPO = "vllm-project/vllm-ascend"
 CHARS_PER_TOKEN = 4
 
 
-def scripted(args: argparse.Namespace):
-    interval = 1.0 / args.rate
+def answer_text(args: argparse.Namespace) -> str:
+    sentence = "In vllm-ascend, check that CANN and torch_npu match the release's matrix row. "
+    return (sentence * (args.answer_chars // len(sentence) + 1))[: args.answer_chars]
 
+
+def openai_model(args: argparse.Namespace):
     def model(body: dict[str, Any]) -> Reply:
         if not tool_messages(body):
             return Reply(tool_calls=[call("search_code", repo=REPO, query="507015")], delay=args.first_token)
-        sentence = "In vllm-ascend, check that CANN and torch_npu match the release's matrix row. "
-        content = (sentence * (args.answer_chars // len(sentence) + 1))[: args.answer_chars]
-        return Reply(content=content, piece_chars=CHARS_PER_TOKEN, piece_interval=interval, delay=args.first_token)
+        return Reply(content=answer_text(args), piece_chars=CHARS_PER_TOKEN, piece_interval=1.0 / args.rate, delay=args.first_token)
+
+    return model
+
+
+def anthropic_model(args: argparse.Namespace):
+    def model(body: dict[str, Any]) -> Turn:
+        if not tool_results(body):
+            return Turn([tool("search_code", repo=REPO, query="507015")], delay=args.first_token)
+        return Turn([text(answer_text(args))], delay=args.first_token, piece_chars=CHARS_PER_TOKEN, piece_interval=1.0 / args.rate)
 
     return model
 
@@ -66,21 +77,25 @@ async def one_question(agent: Any) -> tuple[float, float]:
     return (first[0] if first else float("nan")), total
 
 
-async def main(args: argparse.Namespace) -> None:
+async def measure(args: argparse.Namespace, provider: str) -> tuple[list[float], list[float]]:
     workdir = Path(tempfile.mkdtemp())
     make_repo(workdir / "repos" / REPO, VLLM_ASCEND_FILES)
-    async with FakeOpenAI(scripted(args)) as server:
+    fake: Any = FakeOpenAI(openai_model(args)) if provider == "openai" else FakeAnthropic(anthropic_model(args))
+    async with fake as server:
+        model_settings: dict[str, Any] = (
+            {"model_provider": "openai", "openai_base_url": server.url, "anthropic_api_key": None}
+            if provider == "openai"
+            else {"model_provider": "anthropic", "anthropic_api_key": "bench-key", "anthropic_base_url": server.url}
+        )
         settings = Settings(
             _env_file=None,  # type: ignore[call-arg]
-            model_provider="openai",
-            openai_base_url=server.url,
-            anthropic_api_key=None,
             repos_dir=workdir / "repos",
             data_dir=workdir / "data",
             github_api_url="http://127.0.0.1:9",
             gitcode_api_url="http://127.0.0.1:9",
             deepwiki_mcp_url="http://127.0.0.1:9/mcp",
             redis_url=None,
+            **model_settings,
         )
         agent = build_research_agent(settings, None, Keys("bench-first-token"))
         assert agent is not None
@@ -91,14 +106,20 @@ async def main(args: argparse.Namespace) -> None:
                 results += await asyncio.gather(*(one_question(agent) for _ in batch))
         finally:
             await agent.aclose()
-    firsts = [r[0] for r in results]
-    totals = [r[1] for r in results]
+    return [r[0] for r in results], [r[1] for r in results]
+
+
+async def main(args: argparse.Namespace) -> None:
     print(
-        f"first_token_bench: {args.questions} questions, fake model {args.rate:g} tokens/s, "
+        f"first_token_bench: {args.questions} questions per provider, fake model {args.rate:g} tokens/s, "
         f"{args.first_token:g} s to first byte per turn, answer {args.answer_chars} chars, one tool call"
     )
-    print(f"  first draft text  p50 {percentile(firsts, 50):.2f} s   p95 {percentile(firsts, 95):.2f} s")
-    print(f"  full answer       p50 {percentile(totals, 50):.2f} s   p95 {percentile(totals, 95):.2f} s")
+    for provider in ("openai", "anthropic") if args.provider == "both" else (args.provider,):
+        firsts, totals = await measure(args, provider)
+        print(
+            f"  {provider:9}  first draft text p50 {percentile(firsts, 50):.2f} s  p95 {percentile(firsts, 95):.2f} s"
+            f"   full answer p50 {percentile(totals, 50):.2f} s  p95 {percentile(totals, 95):.2f} s"
+        )
 
 
 if __name__ == "__main__":
@@ -108,4 +129,5 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=float, default=40.0, help="tokens per second the fake model streams")
     parser.add_argument("--first-token", type=float, default=0.3, help="seconds before each turn's first byte")
     parser.add_argument("--answer-chars", type=int, default=800)
+    parser.add_argument("--provider", choices=("openai", "anthropic", "both"), default="both")
     asyncio.run(main(parser.parse_args()))

@@ -47,6 +47,8 @@ class Turn:
     blocks: list[dict[str, Any]]
     stop_reason: str | None = None  # default: tool_use when any tool block, else end_turn
     delay: float = 0.0
+    piece_interval: float = 0.0  # seconds between streamed text deltas (a fixed token rate for benchmarks)
+    piece_chars: int = 40  # characters per streamed text delta
 
 
 @dataclass
@@ -195,7 +197,9 @@ class FakeAnthropic:
             return StreamingResponse(self._broken(message, step.mode), media_type="text/event-stream")
         message = self._message(body, step)
         if body.get("stream"):
-            return StreamingResponse(_events(message), media_type="text/event-stream")
+            return StreamingResponse(
+                _events(message, step.piece_interval, step.piece_chars), media_type="text/event-stream"
+            )
         return JSONResponse(message)
 
     def _refused(self, body: dict[str, Any]) -> str:
@@ -252,7 +256,7 @@ def _sse(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def _event_list(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _event_list(message: dict[str, Any], piece_chars: int = 40) -> list[tuple[str, dict[str, Any]]]:
     start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
@@ -263,7 +267,7 @@ def _event_list(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         elif block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}))
             value = block["text"]
-            for piece in [value[i : i + 40] for i in range(0, len(value), 40)] or [""]:
+            for piece in [value[i : i + piece_chars] for i in range(0, len(value), piece_chars)] or [""]:
                 events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}))
         else:
             events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
@@ -276,8 +280,10 @@ def _event_list(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return events
 
 
-async def _events(message: dict[str, Any]) -> AsyncIterator[bytes]:
-    for name, data in _event_list(message):
+async def _events(message: dict[str, Any], piece_interval: float = 0.0, piece_chars: int = 40) -> AsyncIterator[bytes]:
+    for name, data in _event_list(message, piece_chars):
+        if piece_interval and data.get("delta", {}).get("type") == "text_delta":
+            await asyncio.sleep(piece_interval)
         yield _sse(name, data)
 
 
