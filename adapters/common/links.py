@@ -30,9 +30,9 @@ LINK = re.compile(
 )
 
 # Leftovers a Markdown renderer could still turn into a link: "](target" after nested brackets,
-# <scheme:…> autolinks, and reference definitions "[x]: target".
+# <scheme:…> (and Slack-style <//host>) autolinks, and reference definitions "[x]: target".
 _TARGET = re.compile(r"\]\(\s*+<?(?P<url>[^()\s<>]*+)")
-_AUTOLINK = re.compile(r"<(?P<url>[A-Za-z][A-Za-z0-9+.\-]{0,31}:[^<>\s]*+)>")
+_AUTOLINK = re.compile(r"<(?P<url>(?:[A-Za-z][A-Za-z0-9+.\-]{0,31}:|//)[^<>\s]*+)>")
 _REFERENCE = re.compile(r"^(?P<head>\s{0,3}\[[^\[\]\n]*+\]):(?P<rest>[ \t]*+\S*+)", re.MULTILINE)
 _ZWSP = "\u200b"
 _FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.links import sanitize_markdown_links
 from adapters.common.sources import has_sources_section, sources_title
 from adapters.common.split import split_markdown
 from adapters.slack.mrkdwn import defang_markdown, escape, link, plain, to_mrkdwn
@@ -135,11 +136,12 @@ def render_messages(reply: Reply) -> list[SlackMessage]:
 
 
 def reply_markdown(reply: Reply) -> str:
-    """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged."""
+    """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged and links
+    to anything but http(s) reduced to their label (Slack renders this Markdown itself)."""
     body = reply.text.strip()
     if reply.sources and not has_sources_section(body):
         body = f"{body}\n\n{_sources_markdown(reply.sources, reply.language)}"
-    return defang_markdown(body)
+    return defang_markdown(sanitize_markdown_links(body))
 
 
 def stream_pieces(markdown: str, size: int) -> list[str]:
