@@ -188,3 +188,11 @@ def test_terminal_stripping_is_linear_on_unterminated_sequences(unit: str) -> No
     stripped = strip_controls(unit * (N // len(unit)) + "\nend")
     assert stripped.endswith("end")
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", stripped)
+
+
+def test_feishu_progress_and_text_fallback_drop_non_http_targets() -> None:
+    from adapters.feishu.render import text_chunks, working_markdown
+
+    assert "javascript:" not in working_markdown(["read [issue](javascript:alert(1))"], "en")
+    chunks = text_chunks(Reply(ReplyKind.ANSWER, "See [x](tg://resolve?domain=evil).", "en"))
+    assert "tg://" not in "".join(chunks) and "See x." in "".join(chunks)

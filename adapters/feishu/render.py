@@ -167,7 +167,8 @@ def working_card(progress_lines: list[str], language: str, streaming: bool) -> d
 
 
 def working_markdown(progress_lines: list[str], language: str) -> str:
-    lines = [labels(language)["working"], *(f"- {defang(p)}" for p in progress_lines)]
+    # progress lines can quote tool output: the same link rule as answers
+    lines = [labels(language)["working"], *(f"- {defang(sanitize_markdown_links(p))}" for p in progress_lines)]
     return "\n".join(lines)
 
 
@@ -202,7 +203,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
 
 def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
     """Plain-text fallback when cards fail: the Markdown source is readable as is."""
-    parts = [defang(reply.text)]
+    parts = [defang(sanitize_markdown_links(reply.text))]
     if reply.sources and not has_sources_section(reply.text):
         parts.append(defang(sources_markdown(reply.sources, reply.language)))
     if reply.kind is ReplyKind.CLARIFY and reply.options:
