@@ -60,3 +60,5 @@ async def test_a_telegram_dm_answered_by_an_openai_compatible_model(tg: FakeTele
     everything = " ".join(str(c.params) for c in tg.calls)
     assert "chain of thought" not in everything and "<think>" not in everything  # not in drafts either
     assert model.calls == 2
+    drafts = [c.params.get("text", "") for c in tg.calls_to("sendMessageDraft")]
+    assert any("In vllm-ascend, 507015" in d for d in drafts), drafts  # the answer streamed into the DM draft
