@@ -7,7 +7,9 @@ core never branches on a platform's name; it only reads `Capabilities`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from adapters.common.settings import AdapterSettings
 
 from core.messages import InboundMessage, Progress, Reply
 
@@ -15,17 +17,19 @@ if TYPE_CHECKING:  # imported only for type hints, keeps adapters import-light
     from redis.asyncio import Redis
     from starlette.routing import BaseRoute
 
-    from bot.settings import Settings
     from core.ingress import Ingress
 
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a platform can do. The shared delivery engine (adapters/common/delivery.py) reads
+    `max_length` and `min_edit_interval`; platform code only declares them."""
+
     edit_messages: bool
     buttons: bool
     streaming: bool
-    max_length: int  # characters (or bytes where the platform counts bytes; see the adapter)
-    min_edit_interval: float  # seconds between two edits of one message
+    max_length: int  # one message's budget in the platform's cost units (characters, UTF-16 units, bytes)
+    min_edit_interval: float  # seconds between two progress updates of one message
     # The platform shows a reply placeholder from the moment the message arrives (WeCom's stream
     # bubble), so every job must end with finish(), even one that would otherwise stay silent.
     reply_opened_at_ingress: bool = False
@@ -50,11 +54,22 @@ class Responder(Protocol):
         """Deliver the final reply (answer, clarification, notice or error) and clear any status."""
 
 
-@dataclass
-class AdapterDeps:
-    """What the bot hands each adapter when it builds one."""
+class PlatformMisconfigured(ValueError):
+    """A platform's credentials are set but its configuration cannot work; startup stops on it."""
 
-    settings: "Settings"
+
+SettingsT = TypeVar("SettingsT", bound=AdapterSettings)
+
+
+@dataclass
+class AdapterDeps(Generic[SettingsT]):
+    """What the bot hands each adapter when it builds one.
+
+    `settings` is the platform's own settings model (adapters/<platform>/settings.py); the bot
+    passes its composed Settings, which inherits every platform's model.
+    """
+
+    settings: SettingsT
     redis: "Redis"
     ingress: "Ingress"
 
