@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
 
@@ -96,6 +97,7 @@ class ResearchAgent:
         progress: Callable[[Progress], Awaitable[None]],
     ) -> LoopResult:
         """The tool loop, or the bot's own retrieval when tools are off or the model cannot use them."""
+        deadline = time.monotonic() + self._limits.deadline_seconds  # one budget for both paths together
 
         async def by_retrieval() -> LoopResult:
             return await retrieval_answer(
@@ -106,7 +108,7 @@ class ResearchAgent:
                 question=request.question,
                 repos=request.repos,
                 evidence=evidence,
-                deadline_seconds=self._limits.deadline_seconds,
+                deadline_seconds=max(1.0, deadline - time.monotonic()),
                 language=request.language,
                 progress=progress,
             )
