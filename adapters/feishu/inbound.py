@@ -1,9 +1,9 @@
 """The one ingress path for verified Feishu payloads, shared by webhooks and the long connection.
 
-Parses, drops what is not for the bot, and submits to Ingress. Deduplication is
-by event_id and message_id together: Feishu can re-push the same message under a
-new event id, and retries for about 7 hours. A clarification card accepts one
-pick (dedupe on the card's message id). Redis errors propagate: the webhook turns
+Parses, then hands the result to the shared ingress path (adapters/common/ingress.py), which
+logs what is skipped and enqueues the rest. Deduplication is by event_id and message_id
+together: Feishu can re-push the same message under a new event id, and retries for about 7
+hours. A clarification card accepts one pick (dedupe on the card's message id). Redis errors propagate: the webhook turns
 them into 503 and the long connection into a failed ack, so Feishu retries.
 """
 from __future__ import annotations
@@ -13,9 +13,11 @@ import logging
 import time
 from typing import Any, Awaitable, Callable
 
+from adapters.common.ingress import Candidate, DedupeIds, IngressPath
 from adapters.feishu.parse import (
     CARD_ACTION_EVENT,
     MESSAGE_EVENT,
+    PLATFORM,
     CardChoice,
     Skipped,
     parse_card_action,
@@ -56,6 +58,7 @@ class BotIdentity:
 class FeishuInbound:
     def __init__(self, ingress: Ingress, bot: BotIdentity) -> None:
         self._ingress = ingress
+        self._path = IngressPath(ingress, PLATFORM)
         self._bot = bot
 
     async def on_event(self, payload: dict[str, Any]) -> str:
@@ -65,9 +68,10 @@ class FeishuInbound:
             return "ignored: event type"
         parsed = parse_message_event(payload, await self._bot.open_id())
         if isinstance(parsed, Skipped):
-            log.debug("feishu: skipped event: %s", parsed.reason)
+            await self._path.take(parsed)
             return "ignored: " + parsed.reason
-        result = await self._ingress.submit(parsed, parsed.message_id)
+        result = await self._path.take(Candidate(parsed, (DedupeIds.feishu_message(parsed.message_id),)))
+        assert result is not None
         return result.outcome.value
 
     async def on_card_action(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -77,15 +81,14 @@ class FeishuInbound:
             return {}
         parsed = parse_card_action(payload)
         if isinstance(parsed, Skipped):
-            log.debug("feishu: skipped card action: %s", parsed.reason)
+            await self._path.take(parsed)
             return {}
         return await self._submit_choice(parsed)
 
     async def _submit_choice(self, choice: CardChoice) -> dict[str, Any]:
-        extra = f"card:{choice.card_message_id}" if choice.card_message_id else ""
-        result = await self._ingress.submit(choice.message, extra)
+        result = await self._path.take(Candidate(choice.message, (DedupeIds.feishu_card(choice.card_message_id),)))
         lang = choice.language
-        if result.outcome is SubmitOutcome.NOT_ALLOWED:
+        if result is None or result.outcome is SubmitOutcome.NOT_ALLOWED:
             return {}
         if result.outcome is SubmitOutcome.DUPLICATE:
             return {"toast": {"type": "info", "content": labels(lang)["duplicate"]}}

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.ingress import Skip
 from adapters.common.payload import as_dict as _dict, as_str as _str
 from core.messages import InboundMessage
 
@@ -22,11 +23,8 @@ _PLACEHOLDER = re.compile(r"@_user_\d+|@_all")
 _SPACES = re.compile(r"[ \t\u00a0]{2,}")
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """Not for the bot (own message, no mention, unsupported type…). `reason` is for logs only."""
-
-    reason: str
+# Not for the bot (own message, no mention, unsupported type…): the shared ingress path's Skip.
+Skipped = Skip
 
 
 def _post_text(content: dict[str, Any]) -> str:

@@ -13,12 +13,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+from adapters.common.ingress import Candidate, DedupeIds, IngressPath
 from core.ingress import Ingress, SubmitOutcome
 from core.language import detect_language as language_of
 
 from . import cards as card_builders
 from .frames import RESPOND_MSG, RESPOND_UPDATE, RESPOND_WELCOME, stream_body, text_body, update_card_body
-from .parse import Callback, CardClick, EnterChat, FeedbackEvent, MessageCallback, StreamRefresh, to_inbound
+from .parse import PLATFORM, Callback, CardClick, EnterChat, FeedbackEvent, MessageCallback, StreamRefresh, to_inbound
 from .render import text
 from .store import CardStore, FeedbackStore, StreamStore
 
@@ -52,6 +53,7 @@ class InboundHandler:
         bot_id: str | None,
     ) -> None:
         self._ingress = ingress
+        self._path = IngressPath(ingress, PLATFORM)
         self._streams = streams
         self._cards = cards
         self._feedback = feedback
@@ -126,10 +128,9 @@ class InboundHandler:
                 "question": cb.text[:200],
             },
         )
-        result = await self._ingress.submit(message)
-        if result.outcome is SubmitOutcome.DUPLICATE:
-            log.info("wecom duplicate message ignored")
-        elif result.outcome is SubmitOutcome.NOT_ALLOWED:
+        result = await self._path.take(Candidate(message))
+        assert result is not None
+        if result.outcome is SubmitOutcome.NOT_ALLOWED:
             # No job will answer: close the bubble now instead of leaving it spinning for minutes.
             note = text("not_allowed", language)
             if await self._streams.finish(stream_id, note, card=None, answer="", trace_id="", note=note) == 1 and emit:
@@ -141,14 +142,13 @@ class InboundHandler:
         return PassiveReply(stream_body(stream_id, content, finish, feedback_id=stream_id, card=card))
 
     async def _card_click(self, cb: CardClick, *, mode: str) -> PassiveReply | None:
-        record = await self._cards.load(cb.task_id)
         option_key = card_builders.option_key_of(cb.event_key)
-        options: dict[str, str] = (record or {}).get("options", {})
-        if record is None or option_key is None or option_key not in options:
-            language = (record or {}).get("language", "zh")
+        picked = await self._cards.choices.pick(cb.task_id, key=option_key) if option_key is not None else None
+        if picked is None:
+            known = await self._cards.choices.load(cb.task_id)
+            language = known.language if known is not None else "zh"
             return PassiveReply(update_card_body(card_builders.expired_card(language, cb.task_id)), RESPOND_UPDATE)
-        language = record.get("language", "zh")
-        label = options[option_key]
+        language, label, record = picked.language, picked.choice.label, picked.extra
         message = to_inbound(
             cb.chat,
             msgid=cb.msgid,
@@ -164,9 +164,8 @@ class InboundHandler:
                 "question": record.get("question", ""),
             },
         )
-        # One card resolves one question: a second click (or a second user) is a duplicate.
-        result = await self._ingress.submit(message, f"card:{cb.task_id}")
-        if result.outcome is not SubmitOutcome.ENQUEUED:
+        result = await self._path.take(Candidate(message, (DedupeIds.wecom_card(cb.task_id),)))
+        if result is None or result.outcome is not SubmitOutcome.ENQUEUED:
             return None
         return PassiveReply(update_card_body(card_builders.chosen_card(label, language, cb.task_id)), RESPOND_UPDATE)
 
