@@ -76,7 +76,8 @@ def split_markdown(text: str, budget: int, cost: Cost = len) -> list[str]:
         return bool(current) and not (fence and len(current) == 1 and _FENCE.match(current[0]))
 
     for line in text.split("\n"):
-        after = _fence_after(fence, line)
+        # the fence pattern only where a fence could be: most lines have neither ` nor ~
+        after = _fence_after(fence, line) if "`" in line or "~" in line else fence
         line_cost = cost(line) + newline
         if used + line_cost + closing(after) > budget and has_content():
             if fence is None and after is None and 0 < last_break < len(current) and last_break > len(current) // 2:

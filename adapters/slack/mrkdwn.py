@@ -59,6 +59,7 @@ _PLAIN_LINK = re.compile(r"\[([^\[\]]*+)\]\([^()]*+\)")
 # Longer lines are escaped without inline formatting, as the Telegram renderer does: a line this
 # long is a paste (a log, a dump), not prose with emphasis, and it bounds the work per line.
 INLINE_MAX = 4_000
+_TOKEN_MARKER = re.compile(r"`|\]\(|<|\*|~~|@")  # every token, emphasis or mention needs one
 
 
 def escape(text: str) -> str:
@@ -130,9 +131,14 @@ def _token(match: re.Match[str], codes: dict[str, str]) -> str:
 
 def inline(text: str) -> str:
     """One line of Markdown (outside code blocks) → mrkdwn."""
-    text = _strip_private(text)
+    if "\ue000" in text or "\ue001" in text:
+        text = _strip_private(text)
     if len(text) > INLINE_MAX:
         return escape(defang_bare(_SPECIAL.sub(_defanged_special, text)))
+    if _TOKEN_MARKER.search(text) is None:
+        return escape(text)  # nothing in it could become a token: plain prose, or hostile filler
+    if "`" not in text and "[" not in text and "<" not in text:
+        return _emphasis(escape(defang_bare(text) if "@" in text else text))  # no tokens to keep
     tokens: list[str] = []
 
     def keep(rendered: str) -> str:
@@ -155,14 +161,19 @@ def inline(text: str) -> str:
     # each pattern only where its delimiter occurs: most lines need none of them
     if "[" in text or "<" in text:
         text = _INLINE.sub(lambda m: keep(_token(m, codes)), text)
-    text = escape(defang_bare(text) if "@" in text else text)
+    text = _emphasis(escape(defang_bare(text) if "@" in text else text))
+    return _PLACEHOLDER.sub(lambda m: tokens[int(m.group(1))], text) if tokens else text
+
+
+def _emphasis(text: str) -> str:
+    """**bold** → *bold*, *italic* → _italic_, ~~strike~~ → ~strike~ (each only where it can occur)."""
     if "*" in text:
         text = _BOLD.sub(lambda m: "\ue002" + m.group(1) + "\ue002", text)
         text = _ITALIC.sub(r"_\1_", text)
         text = text.replace("\ue002", "*")
     if "~~" in text:
         text = _STRIKE.sub(r"~\1~", text)
-    return _PLACEHOLDER.sub(lambda m: tokens[int(m.group(1))], text) if tokens else text
+    return text
 
 
 def _table(rows: list[str]) -> list[str]:

@@ -40,6 +40,9 @@ _LINE_MARKERS = frozenset("#-*+_")  # headings, rules, bullets (numbered items s
 _LINK = re.compile(rf"\[([^\[\]\n]++)\]\(\s*+<?({URL})>?{TITLE}\s*+\)")
 _AUTOLINK = re.compile(r"<(https?://[^\s<>]++)>")
 _CANDIDATE = re.compile(r"[`\[<*_~]")
+# What every token needs somewhere in the line; a line without any is only escaped, which keeps
+# 100,000 short hostile lines (or plain prose) cheap.
+_MAYBE_TOKEN = re.compile(r"`|\]\(|<https?://|[*_~]")
 _BOLD = re.compile(r"\*\*(?=\S)((?:[^*]|\*(?!\*))+?)(?<=\S)\*\*|__(?=\S)((?:[^_]|_(?!_))+?)(?<=\S)__(?!\w)")
 _STRIKE = re.compile(r"~~(?=\S)((?:[^~]|~(?!~))+?)(?<=\S)~~")
 # `_` inside a word (snake_case) may sit in an italic body; any other `_` ends the scan.
@@ -64,8 +67,8 @@ def escape_code(text: str) -> str:
 
 def inline(text: str) -> str:
     """One line of Markdown inline syntax → HTML (balanced tags, escaped text)."""
-    if len(text) > _INLINE_MAX:
-        return escape(text)
+    if len(text) > _INLINE_MAX or _MAYBE_TOKEN.search(text) is None:
+        return escape(text)  # too long to format, or nothing in it could become a tag
     out: list[str] = []
     spans = dict(code_spans(text))
     plain_start = 0
