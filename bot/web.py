@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.metrics import bearer_matches
+from adapters.common.ingress import unavailable
 from bot.wiring import Components
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,8 @@ def create_app(components: Components) -> Starlette:
         return Response(components.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     async def redis_unavailable(_: Request, exc: Exception) -> Response:
-        # The platform retries a 503, so nothing accepted is lost while Redis is down.
-        log.warning("redis unavailable during a webhook: %s", type(exc).__name__)
-        return JSONResponse({"error": "temporarily unavailable"}, status_code=503, headers={"Retry-After": "5"})
+        # A Redis error no route caught: the same 503 every webhook answers (the platform retries).
+        return unavailable("webhook", exc)
 
     routes = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
     for adapter in components.adapters.values():
