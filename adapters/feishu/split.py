@@ -15,6 +15,8 @@ __all__ = ["double_json_cost", "split_markdown"]
 
 def double_json_cost(text: str) -> int:
     """Bytes `text` adds once dumped into a JSON string that is itself dumped into JSON."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return len(text)  # nothing JSON escapes: one byte per character, twice encoded or not
     # encode_basestring directly: the same bytes as json.dumps, without its per-call setup, which
     # dominated the cost of splitting an answer of many short lines
     once = encode_basestring(text)[1:-1]
