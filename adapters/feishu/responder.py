@@ -24,7 +24,8 @@ from typing import Any, Callable
 from redis.asyncio import Redis
 
 from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery, PushPlatform
+from adapters.common.delivery import Delivery
+from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from adapters.common.sources import has_sources_section
 from adapters.feishu import render

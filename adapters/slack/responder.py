@@ -29,7 +29,8 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery, NativeResult, PushPlatform
+from adapters.common.delivery import Delivery
+from adapters.common.primitives import NativeResult, PushPlatform
 from adapters.slack.blocks import (
     SECTION_LIMIT,
     SECTIONS_PER_MESSAGE,

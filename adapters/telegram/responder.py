@@ -22,7 +22,8 @@ from telegram import InlineKeyboardMarkup
 from telegram.ext import ExtBot
 
 from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery, PushPlatform
+from adapters.common.delivery import Delivery
+from adapters.common.primitives import PushPlatform
 from adapters.common.pacing import Pacer
 from adapters.common.records import DeliveryRecords
 from adapters.telegram.buttons import ButtonStore

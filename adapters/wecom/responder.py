@@ -19,7 +19,8 @@ import logging
 from typing import Any
 
 from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery, PushPlatform
+from adapters.common.delivery import Delivery
+from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from adapters.base import Capabilities
-from adapters.common.delivery import Delivery, NativeResult, PushPlatform
+from adapters.common.delivery import Delivery
+from adapters.common.primitives import NativeResult, PushPlatform
 from adapters.common.records import DeliveryRecords
 from core.messages import DRAFT_STAGE, Option, Progress, Reply, ReplyKind
 
