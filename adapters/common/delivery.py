@@ -52,7 +52,7 @@ class Delivery:
         job_id: str,
         *,
         clock: Callable[[], float] = time.monotonic,
-        keepalive_for: float = 3600.0,
+        keepalive_for: float = 900.0,  # typing and refreshes stop by then even if finish() never comes
         placeholder_grace: float = PLACEHOLDER_GRACE,
     ) -> None:
         self.platform = platform
