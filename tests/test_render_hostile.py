@@ -118,9 +118,9 @@ LINK_SYNTAX: dict[str, Callable[[str], list[str]]] = {
 @pytest.mark.parametrize("target", UNSAFE_TARGETS)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_non_http_targets_keep_only_their_label(platform: str, target: str) -> None:
-    text = f"See [the fix]({target}) and ![diagram]({target}) here."
+    text = f"See [the fix]({target}) and ![diagram]({target}) and [`the code`]({target}) here."
     rendered = PLATFORMS[platform](Reply(ReplyKind.ANSWER, text, "en"))
-    assert "the fix" in rendered and "diagram" in rendered
+    assert "the fix" in rendered and "diagram" in rendered and "the code" in rendered
     assert target not in rendered and target.lower() not in rendered.lower()
 
 

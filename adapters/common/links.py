@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from adapters.common.codespans import split_code
+from adapters.common.codespans import code_spans
 
 # The target: no whitespace, no parens except one balanced pair (Wikipedia-style URLs), and
 # optionally wrapped in <…>. Each part excludes the character that would start the next part.
@@ -35,6 +35,10 @@ _TARGET = re.compile(r"\]\(\s*+<?(?P<url>[^()\s<>]*+)")
 _AUTOLINK = re.compile(r"<(?P<url>(?:[A-Za-z][A-Za-z0-9+.\-]{0,31}:|//)[^<>\s]*+)>")
 _REFERENCE = re.compile(r"^(?P<head>\s{0,3}\[[^\[\]\n]*+\]):(?P<rest>[ \t]*+\S*+)", re.MULTILINE)
 _ZWSP = "\u200b"
+# Inline code is swapped for a placeholder while links are sanitized, so a link whose label holds
+# code ([`x`](javascript:…)) is still seen whole, and "](" inside code is never touched.
+_HOLE_OPEN, _HOLE_CLOSE = "\ue010", "\ue011"
+_HOLE = re.compile("\ue010(\\d+)\ue011")
 _FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
 _WEB = re.compile(r"https?://[^\s<>\x00-\x1f\x7f]+", re.IGNORECASE)
 
@@ -73,7 +77,7 @@ def _as_written(m: re.Match[str]) -> str:
 def sanitize_prose(text: str, safe: SafeLink = _as_written) -> str:
     """One piece of Markdown outside code: unsafe links → labels, leftovers defused; `safe`
     renders each http(s) link or image (default: as written)."""
-    if "[" not in text and "<" not in text:
+    if "[" not in text and "]" not in text and "<" not in text:
         return text  # the common case, and the cheap one on many short lines
 
     def one(m: re.Match[str]) -> str:
@@ -82,10 +86,25 @@ def sanitize_prose(text: str, safe: SafeLink = _as_written) -> str:
     return defuse_targets(LINK.sub(one, text))
 
 
+def _sanitize_with_code(line: str, safe: SafeLink) -> str:
+    codes: list[str] = []
+    masked: list[str] = []
+    at = 0
+    for start, end in code_spans(line):
+        masked += [line[at:start], f"{_HOLE_OPEN}{len(codes)}{_HOLE_CLOSE}"]
+        codes.append(line[start:end])
+        at = end
+    masked.append(line[at:])
+    sanitized = sanitize_prose("".join(masked), safe)
+    return _HOLE.sub(lambda m: codes[int(m.group(1))], sanitized) if codes else sanitized
+
+
 def sanitize_markdown_links(markdown: str, safe: SafeLink = _as_written) -> str:
     """Markdown passed through to a renderer we do not control (WeCom, a terminal): http(s)
     links stay (rendered by `safe`), every other link becomes its label. Code blocks and inline
     code are left exactly as written: a renderer shows them verbatim, never as links."""
+    if _HOLE_OPEN in markdown or _HOLE_CLOSE in markdown:
+        markdown = markdown.replace(_HOLE_OPEN, "").replace(_HOLE_CLOSE, "")  # input must not forge holes
     out: list[str] = []
     prose: list[str] = []  # consecutive prose lines without backticks, sanitized in one call
     in_fence = False
@@ -106,6 +125,6 @@ def sanitize_markdown_links(markdown: str, safe: SafeLink = _as_written) -> str:
             prose.append(line)  # one call per run of lines: 100,000 short lines cost one pass
         else:
             flush()
-            out.append("".join(piece if code else sanitize_prose(piece, safe) for code, piece in split_code(line)))
+            out.append(_sanitize_with_code(line, safe))
     flush()
     return "\n".join(out)
