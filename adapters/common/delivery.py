@@ -10,7 +10,7 @@ chunk, post, edit, show a native status or draft, clear it. This engine owns wha
   natively or in the placeholder; an empty draft text clears it; the final reply always
   replaces it in place, so a draft never stays behind as an extra message;
 - the placeholder that becomes the first part of the answer; when editing it fails, the
-  part is posted as a new message instead;
+  part is posted as a new message instead and the stale placeholder is deleted;
 - splitting the reply under `Capabilities.max_length`, measured by the platform's own cost
   function (characters, UTF-16 units, bytes of a doubly JSON-encoded card);
 - buttons (clarification options) on the last part only;
@@ -348,4 +348,10 @@ class Delivery:
                 if self.platform.unreachable(exc):
                     raise
                 log.info("%s placeholder could not become the answer: %s", self.platform.name, type(exc).__name__)
+            posted = await self.platform.post(payload, index=index, first=True)
+            try:
+                await self.platform.discard(record.placeholder)  # a draft or status must not stay as an extra message
+            except Exception as exc:  # noqa: BLE001 - best effort: the answer is out
+                log.info("%s stale placeholder not removed: %s", self.platform.name, type(exc).__name__)
+            return posted
         return await self.platform.post(payload, index=index, first=index == 0)

@@ -103,6 +103,9 @@ class PushPlatform:
         """Edit a message in place. False when it is gone; raises on other failures."""
         raise NotImplementedError
 
+    async def discard(self, message_id: str) -> None:
+        """Delete a placeholder the answer could not replace, so no stale draft or status stays behind."""
+
     async def native_reply(self, reply: Reply) -> NativeResult | None:
         """Deliver the whole reply through a native stream (Slack chat streaming); None: not used."""
         return None

@@ -223,6 +223,9 @@ class SlackPlatform(PushPlatform):
         await self._client.chat_update(channel=self._m.channel, ts=message_id, **payload.kwargs())
         return True
 
+    async def discard(self, message_id: str) -> None:
+        await self._client.chat_delete(channel=self._m.channel, ts=message_id)
+
     async def native_reply(self, reply: Reply) -> NativeResult | None:
         if not self._streaming.enabled or reply.kind is not ReplyKind.ANSWER or len(reply_markdown(reply)) > STREAM_LIMIT:
             return None

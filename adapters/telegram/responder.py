@@ -166,6 +166,10 @@ class TelegramPlatform(PushPlatform):
     async def edit(self, message_id: str, payload: TelegramPayload) -> bool:
         return await (await self.sender()).edit(int(message_id), payload.html, markup=payload.markup)
 
+    async def discard(self, message_id: str) -> None:
+        sender = await self.sender()
+        await sender.bot.delete_message(sender.chat_id, int(message_id))
+
     def unreachable(self, exc: BaseException) -> bool:
         return isinstance(exc, Undeliverable)
 

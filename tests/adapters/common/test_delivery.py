@@ -89,6 +89,10 @@ class FakePlatform(PushPlatform):
         self.calls.append(("edit", payload))
         return True
 
+    async def discard(self, message_id: str) -> None:
+        self.messages.pop(message_id, None)
+        self.calls.append(("discard", message_id))
+
     async def native_reply(self, reply: Reply) -> NativeResult | None:
         return self.native_stream
 
@@ -171,7 +175,7 @@ async def test_a_failed_edit_falls_back_to_a_new_post(records: DeliveryRecords) 
     await engine.progress(Progress("Reading"))
     fake.fail_edit = True
     delivered = await engine.finish(answer("The answer."))
-    assert fake.messages["m2"] == "The answer." and delivered.message_ids == ("m2",)
+    assert fake.messages == {"m2": "The answer."} and delivered.message_ids == ("m2",)  # the stale placeholder is gone
 
 
 async def test_a_rerun_after_a_crash_edits_and_continues_instead_of_posting_again(records: DeliveryRecords) -> None:

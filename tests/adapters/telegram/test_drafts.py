@@ -63,3 +63,16 @@ async def test_a_group_shows_the_draft_in_the_placeholder_the_answer_replaces(ad
     await responder.finish(FINAL)
     assert [tg.visible(m) for m in tg.chat_messages(GROUP)] == ["Use 0.9.1 (verified)."]
     assert not tg.calls_to("sendMessageDraft")
+
+
+async def test_a_placeholder_that_cannot_be_edited_is_deleted_once_the_answer_is_posted(
+    adapter: TelegramAdapter, tg: FakeTelegram
+) -> None:
+    data = message_update("@ascend_copilot_bot q", chat=group_chat(GROUP), mention="@ascend_copilot_bot")
+    responder = adapter.responder(await inbound(adapter, data), "dr-3")
+    await responder.progress(Progress("A half-written draft", stage=DRAFT_STAGE))
+    await tg.wait_for(lambda: tg.calls_to("sendMessage"))
+    tg.fail_next("editMessageText", 400, "Bad Request: message can't be edited")
+    await responder.finish(FINAL)
+    assert [tg.visible(m) for m in tg.chat_messages(GROUP)] == ["Use 0.9.1 (verified)."]  # no draft left over
+    assert len(tg.calls_to("deleteMessage")) == 1
