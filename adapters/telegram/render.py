@@ -93,10 +93,12 @@ def inline(text: str) -> str:
             if m:
                 rendered, end = _link(m.group(1), m.group(1)), m.end()
         elif ch in "*_" and (i == 0 or not text[i - 1].isalnum()):  # 2*3*4 and snake_case stay literal
-            m = _BOLD.match(text, i)
+            # bold needs the delimiter doubled, italic needs it followed by text: try only what can match
+            after = text[i + 1 : i + 2]
+            m = _BOLD.match(text, i) if after == ch else None
             if m:
                 rendered, end = f"<b>{inline(m.group(1) or m.group(2))}</b>", m.end()
-            else:
+            elif after and after != ch and not after.isspace():
                 m = _ITALIC.match(text, i)
                 if m:
                     rendered, end = f"<i>{inline(m.group(1) or m.group(2))}</i>", m.end()
