@@ -11,7 +11,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from adapters import PLATFORMS
-from adapters.base import AdapterDeps, PlatformAdapter
+from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
 from bot.metrics import Metrics
 from bot.settings import Settings
 from core.access import AccessPolicy
@@ -104,14 +104,25 @@ def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any 
     return research.build_research_agent(settings, redis, keys, retriever=retriever)
 
 
+class PlatformStartupError(ValueError):
+    """A platform whose credentials are set cannot start: startup stops with this one line."""
+
+
 def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
+    """Every platform whose credentials are set. One that is configured but cannot be imported or
+    built stops startup: skipping it would leave its users' questions unanswered without a word."""
     adapters: dict[str, PlatformAdapter] = {}
     for name in PLATFORMS:
+        settings_module = importlib.import_module(f"adapters.{name}.settings")  # pydantic only: always importable
+        if not settings_module.credentials_set(deps.settings):
+            continue
         try:
             module = importlib.import_module(f"adapters.{name}")
-        except ImportError:
-            continue  # adapter package not present in this build
-        adapter = module.create_adapter(deps)
+            adapter = module.create_adapter(deps)
+        except ImportError as exc:
+            raise PlatformStartupError(f"{name} credentials are set but its adapter cannot be imported: {exc}") from None
+        except PlatformMisconfigured as exc:
+            raise PlatformStartupError(f"{name} is misconfigured: {exc}") from None
         if adapter is not None:
             adapters[name] = adapter
     return adapters

@@ -1,7 +1,7 @@
 """create_adapter: when Feishu turns on, and what the adapter declares."""
-import logging
+import pytest
 
-from adapters.base import AdapterDeps, PlatformAdapter
+from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
 from adapters.feishu import create_adapter
 
 
@@ -14,13 +14,17 @@ FULL = dict(feishu_app_id="cli_x", feishu_app_secret="s", feishu_verification_to
 
 def test_not_configured_means_no_adapter(make_settings):
     assert create_adapter(deps(make_settings)) is None
-    assert create_adapter(deps(make_settings, feishu_app_id="cli_x")) is None
 
 
-async def test_webhook_mode_without_encrypt_key_is_refused_loudly(make_settings, caplog):
-    caplog.set_level(logging.ERROR)
-    assert create_adapter(deps(make_settings, feishu_app_id="cli_x", feishu_app_secret="s", feishu_verification_token="v")) is None
-    assert "FEISHU_ENCRYPT_KEY" in caplog.text
+def test_app_id_without_secret_is_refused_loudly(make_settings):
+    with pytest.raises(PlatformMisconfigured, match="FEISHU_APP_SECRET"):
+        create_adapter(deps(make_settings, feishu_app_id="cli_x"))
+
+
+async def test_webhook_mode_without_encrypt_key_is_refused_loudly(make_settings):
+    # Without an Encrypt Key Feishu signs nothing and the token travels in clear: never run open.
+    with pytest.raises(PlatformMisconfigured, match="FEISHU_ENCRYPT_KEY"):
+        create_adapter(deps(make_settings, feishu_app_id="cli_x", feishu_app_secret="s", feishu_verification_token="v"))
 
 
 async def test_webhook_adapter_has_both_routes_and_declares_cards(make_settings):

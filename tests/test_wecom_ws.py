@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import websockets
 
-from adapters.base import AdapterDeps
+from adapters.base import AdapterDeps, PlatformMisconfigured
 from adapters.wecom import create_adapter
 from adapters.wecom.adapter import WeComAdapter
 from core.ingress import Ingress
@@ -65,8 +65,10 @@ def stream_frames(fake: FakeAibotWs, req_id: str) -> list[dict[str, Any]]:
 def test_create_adapter_needs_the_modes_credentials(make_settings: Any) -> None:
     deps = lambda s: AdapterDeps(settings=s, redis=None, ingress=None)  # noqa: E731
     assert create_adapter(deps(make_settings())) is None
-    assert create_adapter(deps(make_settings(wecom_mode="ws", wecom_bot_id="B"))) is None
-    assert create_adapter(deps(make_settings(wecom_token="t"))) is None
+    with pytest.raises(PlatformMisconfigured, match="WECOM_BOT_SECRET"):
+        create_adapter(deps(make_settings(wecom_mode="ws", wecom_bot_id="B")))
+    with pytest.raises(PlatformMisconfigured, match="WECOM_ENCODING_AES_KEY"):
+        create_adapter(deps(make_settings(wecom_token="t")))
 
 
 async def test_subscribe_heartbeat_and_a_streamed_answer(fake, make_settings, redis, keys) -> None:

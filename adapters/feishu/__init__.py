@@ -7,27 +7,27 @@ responder (working card, progress, answer).
 """
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-from bot.settings import secret
+from adapters.base import PlatformMisconfigured
+from adapters.feishu.settings import FeishuSettings, credentials_set
+from core.secrets import secret
 
 if TYPE_CHECKING:
     from adapters.base import AdapterDeps
     from adapters.feishu.adapter import FeishuAdapter
 
-log = logging.getLogger(__name__)
 
-
-def create_adapter(deps: "AdapterDeps") -> "FeishuAdapter | None":
-    """The adapter, or None when Feishu is not configured (or misconfigured: logged, never silent)."""
+def create_adapter(deps: "AdapterDeps[FeishuSettings]") -> "FeishuAdapter | None":
+    """The adapter, or None when Feishu is not configured; a half-configured one raises."""
     s = deps.settings
-    if not s.feishu_app_id or not secret(s.feishu_app_secret):
+    if not credentials_set(s):
         return None
+    if not s.feishu_app_id or not secret(s.feishu_app_secret):
+        raise PlatformMisconfigured("Feishu needs both FEISHU_APP_ID and FEISHU_APP_SECRET")
     if s.feishu_mode == "webhook" and not (secret(s.feishu_encrypt_key) and secret(s.feishu_verification_token)):
         # without an Encrypt Key Feishu signs nothing and the token travels in clear: refuse to run open
-        log.error("feishu disabled: webhook mode needs FEISHU_ENCRYPT_KEY and FEISHU_VERIFICATION_TOKEN")
-        return None
+        raise PlatformMisconfigured("webhook mode needs FEISHU_ENCRYPT_KEY and FEISHU_VERIFICATION_TOKEN")
     from adapters.feishu.adapter import FeishuAdapter
 
     return FeishuAdapter(deps)

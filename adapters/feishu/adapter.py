@@ -17,7 +17,8 @@ from adapters.feishu.responder import CardKitSwitch, FeishuResponder
 from adapters.feishu.token import TenantToken
 from adapters.feishu.webhook import feishu_routes
 from adapters.feishu.ws import LongConnection
-from bot.settings import Settings, secret
+from adapters.feishu.settings import FeishuSettings
+from core.secrets import secret
 from core.keys import Keys
 from core.messages import InboundMessage
 
@@ -28,7 +29,7 @@ class FeishuAdapter:
     name = "feishu"
 
     def __init__(self, deps: AdapterDeps, http: httpx.AsyncClient | None = None) -> None:
-        settings: Settings = deps.settings
+        settings: FeishuSettings = deps.settings
         self._settings = settings
         self._redis = deps.redis
         self._keys = Keys(settings.redis_prefix)

@@ -7,7 +7,8 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.settings import Settings, secret
+from adapters.slack.settings import SlackSettings
+from core.secrets import secret
 
 REQUEST_TIMEOUT_SECONDS = 30
 RATE_LIMIT_RETRIES = 3
@@ -18,7 +19,7 @@ def api_base_url(url: str) -> str:
     return url.rstrip("/") + "/"
 
 
-def build_client(settings: Settings) -> AsyncWebClient:
+def build_client(settings: SlackSettings) -> AsyncWebClient:
     return AsyncWebClient(
         token=secret(settings.slack_bot_token),
         base_url=api_base_url(settings.slack_api_url),

@@ -9,7 +9,8 @@ from starlette.routing import BaseRoute
 
 from adapters.base import AdapterDeps, Capabilities, Responder
 from adapters.common.records import DeliveryRecords
-from bot.settings import Settings, secret
+from adapters.wecom.settings import WeComSettings
+from core.secrets import secret
 from core.keys import Keys
 from core.messages import InboundMessage
 
@@ -28,7 +29,7 @@ from .ws import LeaderLock, WsClient
 log = logging.getLogger(__name__)
 
 
-def _setting(settings: Settings, name: str, default: Any) -> Any:
+def _setting(settings: WeComSettings, name: str, default: Any) -> Any:
     return getattr(settings, name, default)
 
 

@@ -19,6 +19,7 @@ from core.research.model import ModelClient, Usage
 from core.research.openai_client import OpenAIClient
 from core.research.redact import Redactor
 from core.research.repos import canonical_urls
+from core.secrets import secret
 from core.research.tools.code import LocalRepos, ReadFile, SearchCode
 from core.research.tools.deepwiki import AskDeepWiki, DeepWiki, ReadWikiStructure
 from core.research.tools.diagnostics import LookupDiagnostics
@@ -30,7 +31,7 @@ from core.research.types import ResearchOutcome, ResearchRequest, TraceStep
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from bot.settings import Settings
+    from core.research.settings import ResearchSettings
     from core.index.passage import Retriever
 
 __all__ = [
@@ -45,10 +46,9 @@ __all__ = [
 
 
 def build_registry(
-    settings: "Settings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient, retriever: "Retriever | None" = None
+    settings: "ResearchSettings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient, retriever: "Retriever | None" = None
 ) -> ToolRegistry:
     """The read-only tools, wired from settings (search_docs only when a knowledge index is there)."""
-    from bot.settings import secret  # noqa: PLC0415 - core must not import bot at module load
 
     timeout = settings.tool_timeout_seconds
     repos = LocalRepos(settings.repos_dir, dict(settings.repo_urls), git_timeout=timeout)
@@ -74,9 +74,8 @@ def build_registry(
     return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
 
 
-def model_client(settings: "Settings") -> ModelClient:
+def model_client(settings: "ResearchSettings") -> ModelClient:
     """The configured model (the research agent and the eval judge speak to the same one)."""
-    from bot.settings import secret  # noqa: PLC0415
 
     if settings.resolved_model_provider == "openai":
         return OpenAIClient(
@@ -100,7 +99,7 @@ def model_client(settings: "Settings") -> ModelClient:
 
 
 def build_research_agent(
-    settings: "Settings",
+    settings: "ResearchSettings",
     redis: "Redis | None",
     keys: Keys,
     *,

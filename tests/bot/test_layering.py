@@ -1,0 +1,58 @@
+"""bot/ is the only composition root: core/ imports no platform and nothing from bot/, and
+adapters/ import nothing from bot/ or from each other (so a fix in one place stays in one place)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORMS = ("slack", "telegram", "feishu", "wecom", "terminal")
+PLATFORM_SDKS = ("slack_sdk", "slack_bolt", "telegram", "lark_oapi")
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module a file imports, including lazy imports inside functions and TYPE_CHECKING blocks."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def offenders(package: str, forbidden: tuple[str, ...]) -> list[str]:
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for name in imported_modules(path):
+            if any(name == f or name.startswith(f + ".") for f in forbidden):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    return found
+
+
+def test_core_imports_neither_bot_nor_any_platform() -> None:
+    forbidden = ("bot", "adapters", *PLATFORM_SDKS)
+    assert offenders("core", forbidden) == []
+
+
+def test_adapters_import_nothing_from_bot() -> None:
+    assert offenders("adapters", ("bot",)) == []
+
+
+def test_no_adapter_imports_another_platform() -> None:
+    found = []
+    for platform in PLATFORMS:
+        others = tuple(f"adapters.{p}" for p in PLATFORMS if p != platform)
+        found += offenders(f"adapters/{platform}", others)
+    assert found == []
+
+
+def test_the_check_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    # The scan must not miss the forms that hid bot.settings imports before.
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from bot.settings import Settings\n"
+        "def f():\n    import bot.wiring\n",
+        encoding="utf-8",
+    )
+    assert {"bot.settings", "bot.wiring"} <= imported_modules(sample)
