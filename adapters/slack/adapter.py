@@ -15,7 +15,7 @@ from adapters.slack.inbox import SlackInbox
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.responder import SlackResponder, StreamingSwitch
 from adapters.slack.state import EngagedThreads, JobDeliveries
-from bot.settings import secret
+from core.secrets import secret
 from core.keys import Keys
 from core.messages import InboundMessage
 
