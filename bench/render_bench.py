@@ -78,6 +78,8 @@ def attacks(size: int) -> dict[str, str]:
     out["table separator"] = "| a |\n|--" + " " * size + "x|"
     out["'> ' * n"] = "> " * (size // 2) + "x"
     out["short lines '[\\n'"] = "[\n" * (size // 2)
+    out["blank lines"] = "\n" * size + "x"
+    out["'# \\n' lines"] = "# \n" * (size // 3) + "x"
     return out
 
 

@@ -70,14 +70,18 @@ ATTACKS: dict[str, str] = {
     "angle brackets": "<" * N,
     "slack specials": "<!here|" * (N // 7),
     "escape sequences": "\x1b]8;;" * (N // 5),
+    "blank lines": "\n" * N + "x",
+    "hash lines": "# \n" * (N // 3) + "x",
 }
+SOURCES = (Source("vllm-ascend#1", "https://github.com/vllm-project/vllm-ascend/issues/1"),)
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_hostile_answer_renders_promptly(platform: str, attack: str) -> None:
     text = ATTACKS[attack]
-    rendered = PLATFORMS[platform](Reply(ReplyKind.ANSWER, text, "en"))
+    # with sources, as research answers have: every renderer then looks for a sources heading
+    rendered = PLATFORMS[platform](Reply(ReplyKind.ANSWER, text, "en", sources=SOURCES))
     assert rendered.strip()
 
 
@@ -196,3 +200,13 @@ def test_feishu_progress_and_text_fallback_drop_non_http_targets() -> None:
     assert "javascript:" not in working_markdown(["read [issue](javascript:alert(1))"], "en")
     chunks = text_chunks(Reply(ReplyKind.ANSWER, "See [x](tg://resolve?domain=evil).", "en"))
     assert "tg://" not in "".join(chunks) and "See x." in "".join(chunks)
+
+
+def test_sources_heading_search_is_linear_and_still_finds_headings() -> None:
+    from adapters.common.sources import has_sources_section
+
+    # \s runs that could trade newlines made 20,000 blank lines take 50 s; these are 10x that
+    assert not has_sources_section("\n" * 200_000 + "x")
+    assert not has_sources_section("# " + "\n" * 200_000 + "x")
+    for heading in ("**Sources**", "## Sources", "Sources:", "**来源**", "  __Sources__ :", "Sources：", "**Sources:**"):
+        assert has_sources_section(f"Answer.\n\n{heading}\n- [a](https://a.example)")
