@@ -72,6 +72,7 @@ ATTACKS: dict[str, str] = {
     "escape sequences": "\x1b]8;;" * (N // 5),
     "blank lines": "\n" * N + "x",
     "hash lines": "# \n" * (N // 3) + "x",
+    "angle then spaces": "<" + " " * N + "x",
 }
 SOURCES = (Source("vllm-ascend#1", "https://github.com/vllm-project/vllm-ascend/issues/1"),)
 
