@@ -1,13 +1,14 @@
-"""Slack ack path against a bare floor, side by side, under the same burst, while workers answer.
+"""Slack (and Telegram) ack path against a bare floor, side by side, under the same burst, while workers answer.
 
 Everything runs on 127.0.0.1 as real processes and stops with the bench:
 
 - a private in-memory redis-server;
 - the fake Slack Web API and a fake model (bench/lf_fakes.py) answering after --model-delay s;
-- the bot: `python -m bot web` (the real ack path: signature, Bolt, parse, allowlist, dedupe +
+- the bot: `python -m bot web` (the real ack path: signature or secret, parse, allowlist, dedupe +
   enqueue, logging, metrics) and two `python -m bot worker` answering the queued questions;
-- the floor (bench/ack_floor.py): a Starlette app that checks the same signature and does one
-  Redis Lua dedupe + XADD, nothing else.
+- the floor (bench/ack_floor.py): a Starlette app that checks the same signature (Telegram: the
+  same secret header) and does one Redis Lua dedupe + XADD, nothing else;
+- with `--platforms telegram`, a fake Telegram Bot API in this process (getMe, the workers' replies).
 
 Each request of the burst (signed app_mention events, a share of them Slack re-sends of an earlier
 event with X-Slack-Retry-Num) goes to the bot and to the floor at the same moment, each with
@@ -17,17 +18,21 @@ checks exactly-once: each unique event is one job in each stream. The first --pr
 measured: they fill the queue, so the measured rounds run while the workers answer.
 
     .venv/bin/python bench/ack_bench.py [--events 600] [--duplicates 0.3] [--concurrency 32] [--rounds 3] [--prime 1]
+                                        [--platforms slack telegram]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import random
 import shutil
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,15 +44,62 @@ import redis.asyncio as aioredis  # noqa: E402
 from redis.exceptions import RedisError  # noqa: E402
 
 from bench._common import percentile  # noqa: E402
-from bench.lf_load import EVENTS_PATH, Send, build_events, schedule, warmup_body  # noqa: E402
+from bench.lf_load import EVENTS_PATH, Event, Send, build_events, schedule, warmup_body  # noqa: E402
 from bench.lf_procs import REPO, Child, ProcessGroup, bot_env, free_port, spawn_bot  # noqa: E402
 from bench.load_fault import start_fakes  # noqa: E402
 from bot.embedded_redis import redis_server_binary  # noqa: E402
 from bot.worker import GROUP  # noqa: E402
 from core.keys import Keys  # noqa: E402
 from tests.support.fake_slack import BOT_TOKEN, SIGNING_SECRET, sign  # noqa: E402
+from tests.support.fake_telegram import TOKEN as TELEGRAM_TOKEN, FakeTelegram  # noqa: E402
 
 UNREACHABLE = "http://127.0.0.1:9"  # research tools the fake model never asks for: never the internet
+TELEGRAM_SECRET = "bench-telegram-secret-0123456789"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """How one platform's webhook is called: its path, its auth headers, its events."""
+
+    name: str
+    path: str
+    headers: Callable[[bytes, int], dict[str, str]]
+    events: Callable[[str, int], list[Event]]
+    warmup: bytes  # an update the bot acks and ignores (Bolt's first auth.test, PTB's getMe)
+
+
+def slack_headers(body: bytes, retry_num: int) -> dict[str, str]:
+    headers = {"content-type": "application/json", **sign(body)}
+    if retry_num:
+        headers["x-slack-retry-num"] = str(retry_num)
+        headers["x-slack-retry-reason"] = "http_timeout"
+    return headers
+
+
+def telegram_headers(_: bytes, __: int) -> dict[str, str]:
+    return {"content-type": "application/json", "x-telegram-bot-api-secret-token": TELEGRAM_SECRET}
+
+
+def telegram_events(run: str, unique: int) -> list[Event]:
+    """One private-chat question per update, each chat its own conversation."""
+    base = 10_000_000 * (1 + sum(map(ord, run)) % 90)
+    events = []
+    for i in range(unique):
+        chat = 700_000 + i
+        update = {"update_id": base + i, "message": {
+            "message_id": i + 1, "date": int(time.time()), "chat": {"id": chat, "type": "private", "first_name": "U"},
+            "from": {"id": chat, "is_bot": False, "first_name": "U"},
+            "text": f"vllm-ascend on 910B: question q{run}x{i} about graph mode"}}
+        events.append(Event(f"q{run}x{i}", str(base + i), str(chat), str(i + 1), json.dumps(update).encode()))
+    return events
+
+
+PLATFORMS = {
+    "slack": Platform("slack", EVENTS_PATH, slack_headers, build_events, warmup_body()),
+    "telegram": Platform("telegram", "/telegram/webhook", telegram_headers, telegram_events, json.dumps(
+        {"update_id": 1, "edited_message": {"message_id": 1, "date": 1, "chat": {"id": 1, "type": "private"}, "text": "x"}}
+    ).encode()),
+}
 
 
 @dataclass
@@ -55,9 +107,9 @@ class Side:
     name: str
     url: str
     stream: str
+    platform: Platform = PLATFORMS["slack"]
     latencies_ms: list[float] = field(default_factory=list)
     statuses: dict[str, int] = field(default_factory=dict)
-    jobs: int = 0
 
 
 async def start_redis(group: ProcessGroup, run_dir: Path) -> str:
@@ -82,7 +134,14 @@ async def start_redis(group: ProcessGroup, run_dir: Path) -> str:
 
 
 def bot_settings(redis_url: str, prefix: str, fakes: dict[str, str], run_dir: Path, worker_concurrency: int) -> dict[str, str]:
+    telegram = {
+        "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
+        "TELEGRAM_WEBHOOK_SECRET": TELEGRAM_SECRET,
+        "TELEGRAM_WEBHOOK_URL": "https://bot.example.invalid/telegram/webhook",
+        "TELEGRAM_API_URL": fakes["telegram"],
+    } if "telegram" in fakes else {}
     return {
+        **telegram,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": prefix,
         "SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -121,14 +180,11 @@ async def wait_http(http: httpx.AsyncClient, url: str, children: list[Child], se
     raise RuntimeError(f"{url} did not come up within {seconds:.0f} s")
 
 
-async def post(session: aiohttp.ClientSession, url: str, body: bytes, retry_num: int) -> tuple[str, float]:
-    headers = {"content-type": "application/json", **sign(body)}
-    if retry_num:
-        headers["x-slack-retry-num"] = str(retry_num)
-        headers["x-slack-retry-reason"] = "http_timeout"
+async def post(session: aiohttp.ClientSession, side: Side, body: bytes, retry_num: int) -> tuple[str, float]:
+    headers = side.platform.headers(body, retry_num)
     started = time.perf_counter()
     try:
-        async with session.post(url + EVENTS_PATH, data=body, headers=headers) as response:
+        async with session.post(side.url + side.platform.path, data=body, headers=headers) as response:
             await response.read()
             status = str(response.status)
     except aiohttp.ClientError as exc:
@@ -146,15 +202,15 @@ async def burst(sides: list[Side], sends: list[Send], concurrency: int) -> None:
     slots = [asyncio.Semaphore(concurrency) for _ in sides]
     try:
         for side, session in zip(sides, sessions):  # Bolt's first auth.test is not part of the ack path
-            status, _ = await post(session, side.url, warmup_body(), 0)
+            status, _ = await post(session, side, side.platform.warmup, 0)
             if status != "200":
                 raise RuntimeError(f"{side.name}: warm-up answered {status}")
 
         async def deliver(side: Side, session: aiohttp.ClientSession, slot: asyncio.Semaphore, send: Send) -> None:
             retry_num = send.first_retry_num
-            for _ in range(5):  # a non-200 is re-sent like Slack does (bounded)
+            for _ in range(5):  # a non-200 is re-sent like the platform does (bounded)
                 async with slot:
-                    status, seconds = await post(session, side.url, send.event.body, retry_num)
+                    status, seconds = await post(session, side, send.event.body, retry_num)
                 side.latencies_ms.append(seconds * 1000)
                 side.statuses[status] = side.statuses.get(status, 0) + 1
                 if status == "200":
@@ -191,13 +247,23 @@ async def jobs_added(redis: aioredis.Redis, stream: str) -> int:
 
 def line(side: Side) -> str:
     ms = side.latencies_ms
-    return (f"{side.name:>5}: {len(ms)} acks  p50 {percentile(ms, 50):6.1f} ms  p95 {percentile(ms, 95):6.1f} ms  "
-            f"p99 {percentile(ms, 99):6.1f} ms  max {max(ms):6.1f} ms  statuses {side.statuses}  jobs {side.jobs}")
+    return (f"{side.name:>14}: {len(ms)} acks  p50 {percentile(ms, 50):6.1f} ms  p95 {percentile(ms, 95):6.1f} ms  "
+            f"p99 {percentile(ms, 99):6.1f} ms  max {max(ms):6.1f} ms  statuses {side.statuses}")
 
 
 async def run(args: argparse.Namespace, group: ProcessGroup, run_dir: Path) -> int:
+    platforms = [PLATFORMS[name] for name in args.platforms]
+    async with contextlib.AsyncExitStack() as stack:
+        fakes = dict(await start_fakes(group, run_dir, args.model_delay))
+        if any(p.name == "telegram" for p in platforms):
+            # in this process: it only answers getMe/setWebhook and the workers' replies
+            fakes["telegram"] = (await stack.enter_async_context(FakeTelegram())).api_url
+        return await measure(args, group, run_dir, platforms, fakes)
+
+
+async def measure(args: argparse.Namespace, group: ProcessGroup, run_dir: Path, platforms: list[Platform],
+                  fakes: dict[str, str]) -> int:
     redis_url = await start_redis(group, run_dir)
-    fakes = await start_fakes(group, run_dir, args.model_delay)
     prefix = f"ack{uuid.uuid4().hex[:6]}"
     keys = Keys(prefix)
     env = bot_env(bot_settings(redis_url, prefix, fakes, run_dir, args.worker_concurrency))
@@ -206,38 +272,42 @@ async def run(args: argparse.Namespace, group: ProcessGroup, run_dir: Path) -> i
     workers = [spawn_bot(group, "worker", f"bot-worker{i}", env, run_dir) for i in (1, 2)]
     floor = group.spawn(
         "floor", [sys.executable, str(REPO / "bench" / "ack_floor.py"), "--port", str(floor_port), "--redis-url", redis_url,
-                  "--prefix", prefix, "--signing-secret", SIGNING_SECRET],
+                  "--prefix", prefix, "--signing-secret", SIGNING_SECRET, "--telegram-secret", TELEGRAM_SECRET],
         run_dir / "floor.log", env=bot_env({}), cwd=run_dir,
     )
-    ours = Side("ours", f"http://127.0.0.1:{web_port}", keys.jobs)
-    bare = Side("floor", f"http://127.0.0.1:{floor_port}", f"{{{prefix}}}:floor:jobs")
+    ours_url, floor_url, floor_stream = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{floor_port}", f"{{{prefix}}}:floor:jobs"
+    pairs = {p.name: (Side(f"{p.name} ours", ours_url, keys.jobs, p), Side(f"{p.name} floor", floor_url, floor_stream, p))
+             for p in platforms}
     redis = aioredis.Redis.from_url(redis_url)
     unique_total = 0
     try:
         async with httpx.AsyncClient(timeout=5.0) as http:
-            await wait_http(http, ours.url, [web, *workers])
-            await wait_http(http, bare.url, [floor])
+            await wait_http(http, ours_url, [web, *workers])
+            await wait_http(http, floor_url, [floor])
         for r in range(args.rounds):
-            unique = max(1, round(args.events * (1 - args.duplicates)))
-            events = build_events(f"R{r}", unique)
-            sends = schedule(events, args.events, random.Random(args.seed + r))
-            started = time.monotonic()
-            measured = [ours, bare] if r >= args.prime else [Side("ours", ours.url, ""), Side("floor", bare.url, "")]
-            await burst(measured, sends, args.concurrency)
-            unique_total += unique
-            kind = "measured" if r >= args.prime else "priming"
-            print(f"round {r + 1} ({kind}): {len(sends)} requests ({unique} unique) to each side in "
-                  f"{time.monotonic() - started:.1f} s; answered so far {await answered(redis, keys)}", flush=True)
-        # The warm-up event is a channel join: the bot acks it and queues nothing; the floor queues
-        # whatever it is sent, and dedupes the warm-up of later rounds (same event id)
-        ours.jobs = await jobs_added(redis, ours.stream)
-        bare.jobs = await jobs_added(redis, bare.stream) - 1  # its warm-up event, the same each round
-        print(line(ours))
-        print(line(bare))
-        ratios = [percentile(ours.latencies_ms, p) / percentile(bare.latencies_ms, p) for p in (50, 95, 99)]
-        print(f"ratio ours/floor: p50 {ratios[0]:.2f}x  p95 {ratios[1]:.2f}x  p99 {ratios[2]:.2f}x")
-        exact = ours.jobs == unique_total and bare.jobs == unique_total
-        print(f"exactly once: {'yes' if exact else 'NO'} ({unique_total} unique events; jobs ours {ours.jobs}, floor {bare.jobs})")
+            for platform in platforms:
+                unique = max(1, round(args.events * (1 - args.duplicates)))
+                events = platform.events(f"R{r}", unique)
+                sends = schedule(events, args.events, random.Random(args.seed + r))
+                started = time.monotonic()
+                ours, bare = pairs[platform.name]
+                measured = [ours, bare] if r >= args.prime else [Side(s.name, s.url, "", platform) for s in (ours, bare)]
+                await burst(measured, sends, args.concurrency)
+                unique_total += unique
+                kind = "measured" if r >= args.prime else "priming"
+                print(f"round {r + 1} {platform.name} ({kind}): {len(sends)} requests ({unique} unique) to each side in "
+                      f"{time.monotonic() - started:.1f} s; answered so far {await answered(redis, keys)}", flush=True)
+        # Warm-up events are ones the bot acks and never queues (a channel join, an edit); the floor
+        # queues whatever it is sent: one per platform (later rounds re-send the same id)
+        ours_jobs = await jobs_added(redis, keys.jobs)
+        floor_jobs = await jobs_added(redis, floor_stream) - len(platforms)
+        for ours, bare in pairs.values():
+            print(line(ours))
+            print(line(bare))
+            ratios = [percentile(ours.latencies_ms, p) / percentile(bare.latencies_ms, p) for p in (50, 95, 99)]
+            print(f"{ours.platform.name} ratio ours/floor: p50 {ratios[0]:.2f}x  p95 {ratios[1]:.2f}x  p99 {ratios[2]:.2f}x")
+        exact = ours_jobs == unique_total and floor_jobs == unique_total
+        print(f"exactly once: {'yes' if exact else 'NO'} ({unique_total} unique events; jobs ours {ours_jobs}, floor {floor_jobs})")
         return 0 if exact else 1
     finally:
         await redis.aclose()
@@ -253,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--worker-concurrency", type=int, default=16)
     p.add_argument("--model-delay", type=float, default=0.5, help="seconds the fake model takes per answer")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--platforms", nargs="+", choices=sorted(PLATFORMS), default=["slack"],
+                   help="whose ack path to measure (each against the floor), one after the other per round")
     p.add_argument("--keep", action="store_true", help="keep the run directory (logs)")
     args = p.parse_args(argv)
     run_dir = Path(tempfile.mkdtemp(prefix="aic-ackbench-"))

@@ -1,8 +1,9 @@
-"""The bare floor for bench/ack_bench.py: the least a Slack events endpoint can do and stay correct.
+"""The bare floor for bench/ack_bench.py: the least a webhook can do and stay correct.
 
 A tiny Starlette app that checks the same Slack signature (slack_sdk's SignatureVerifier, the
-same check the bot makes), reads the event id, and does one Redis round trip: a Lua script that
-sets the dedupe marker (SET NX EX) and, only if it was new, XADDs the body to a stream. Nothing
+same check the bot makes) or Telegram's secret header, reads the event id, and does one Redis
+round trip: a Lua script that sets the dedupe marker (SET NX EX) and, only if it was new, XADDs
+the body to a stream. Nothing
 else: no allowlist, no parsing beyond the event id, no logging, no metrics. The bot's ack path
 is measured against this.
 
@@ -11,6 +12,7 @@ is measured against this.
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 
 import redis.asyncio as aioredis
@@ -30,10 +32,11 @@ return false
 """
 
 
-def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str) -> Starlette:
+def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str, telegram_secret: str = "") -> Starlette:
     verifier = SignatureVerifier(signing_secret)
     script = redis.register_script(_DEDUPE_XADD)
     stream = f"{{{prefix}}}:floor:jobs"
+    expected = telegram_secret.encode()
 
     async def events(request: Request) -> Response:
         body = (await request.body()).decode("utf-8")
@@ -47,7 +50,18 @@ def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str) -> Starle
         await script(keys=[f"{{{prefix}}}:floor:dedupe:{event_id}", stream], args=[600, body])
         return Response(status_code=200)
 
-    return Starlette(routes=[Route("/slack/events", events, methods=["POST"])])
+    async def telegram(request: Request) -> Response:
+        # Telegram's check: the secret header, compared in constant time
+        given = request.headers.get("x-telegram-bot-api-secret-token", "").encode()
+        if not expected or not hmac.compare_digest(given, expected):
+            return Response(status_code=403)
+        body = await request.body()
+        update_id = json.loads(body).get("update_id")
+        await script(keys=[f"{{{prefix}}}:floor:dedupe:tg:{update_id}", stream], args=[600, body])
+        return Response(status_code=200)
+
+    return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
+                             Route("/telegram/webhook", telegram, methods=["POST"])])
 
 
 def main() -> None:
@@ -56,9 +70,10 @@ def main() -> None:
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--signing-secret", required=True)
+    parser.add_argument("--telegram-secret", default="")
     args = parser.parse_args()
     redis = aioredis.Redis.from_url(args.redis_url)
-    app = floor_app(redis, args.prefix, args.signing_secret)
+    app = floor_app(redis, args.prefix, args.signing_secret, args.telegram_secret)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
