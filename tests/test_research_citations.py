@@ -25,8 +25,9 @@ def test_verified_links_are_kept_and_listed_as_sources() -> None:
     assert f"[#1234]({ISSUE})" in result.text and PERMALINK in result.text
     assert result.removed_urls == 0
     assert [s.url for s in result.sources] == [ISSUE, PERMALINK]
-    assert result.text.splitlines()[-2:] == [f"- [vllm-project/vllm-ascend#1234: ACL error]({ISSUE})", "- [vllm-ascend: platform.py](" + PERMALINK + ")"]
-    assert "**Sources**" in result.text and result.text.index("**Sources**") > result.text.index("Upgrade")
+    assert [s.title for s in result.sources] == ["vllm-project/vllm-ascend#1234: ACL error", "vllm-ascend: platform.py"]
+    # Body and sources stay apart: each platform renders the list once, from `sources`.
+    assert result.text == answer
 
 
 def test_links_no_tool_returned_are_removed() -> None:
@@ -73,13 +74,13 @@ def test_code_blocks_keep_their_code_and_get_a_note() -> None:
     assert "python examples/fake_run.py --x" in result.text
     assert "evil.example.com" not in result.text and "<未经验证的链接已移除>" in result.text
     assert "上面代码块中未经验证的路径：`examples/fake_run.py`" in result.text
-    assert "**来源**" in result.text
+    assert result.sources == () and result.text.endswith("_没有经工具验证的来源：请把本回答视为未经验证。_")
 
 
 def test_a_sources_section_from_the_model_is_replaced() -> None:
     answer = f"Upgrade CANN.\n\n## Sources\n- {ISSUE}\n- https://made.up/link\n"
     result = verify_answer(answer, evidence(), "en")
-    assert result.text.count("Sources") == 1 and "made.up" not in result.text
+    assert result.text == "Upgrade CANN." and "made.up" not in result.text
     assert [s.url for s in result.sources] == [ISSUE]
 
 

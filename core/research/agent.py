@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
@@ -34,7 +33,6 @@ _EARLY_STOP = {
     },
 }
 # A Sources section the bot appended to an earlier answer: history keeps the prose only.
-_OLD_SOURCES = re.compile(r"\n+\*\*(Sources|来源)\*\*\n.*\Z", re.DOTALL)
 
 
 class ResearchAgent:
@@ -158,7 +156,7 @@ class ResearchAgent:
         for role, text in request.history[-HISTORY_TURNS:]:
             if role not in ("user", "assistant") or not text.strip():
                 continue
-            text = _OLD_SOURCES.sub("", text)[:HISTORY_CHARS]
+            text = text[:HISTORY_CHARS]  # replies are stored without their sources list
             block = TextBlock(self._redact(text))
             if messages and messages[-1].role == role:
                 messages[-1] = Message(role, messages[-1].blocks + (block,))  # type: ignore[arg-type]

@@ -10,8 +10,9 @@
   comments, wiki prose, file contents). They are never sources: anyone can write a link into an issue.
 
 `verify_answer` keeps verified citations, replaces mentioned links by a note naming where they were
-mentioned, removes other links (and every non-http link), marks unverified paths, and ends the
-answer with a Sources list of verified links only.
+mentioned, removes other links (and every non-http link), marks unverified paths, and returns the
+body and the verified sources apart (any Sources section the model wrote is taken out of the body);
+each platform renders the sources list once, from that data.
 
 Every pattern here runs on model output and tool output, so each is linear: character classes that
 exclude their own delimiters, bounded repeats, and a line scanner instead of a regex for code fences.
@@ -81,7 +82,6 @@ _TEXTS = {
         "mentioned": "*(mentioned in {origin}, unverified)*",
         "mentioned_link": "*(link mentioned in {origin}, unverified, removed)*",
         "code_paths": "*(unverified paths in the block above: {paths})*",
-        "sources": "**Sources**",
         "no_sources": "_No tool-verified sources: treat this answer as unverified._",
     },
     "zh": {
@@ -91,7 +91,6 @@ _TEXTS = {
         "mentioned": "*（在 {origin} 中提及，未经验证）*",
         "mentioned_link": "*（{origin} 中提及的链接，未经验证，已移除）*",
         "code_paths": "*（上面代码块中未经验证的路径：{paths}）*",
-        "sources": "**来源**",
         "no_sources": "_没有经工具验证的来源：请把本回答视为未经验证。_",
     },
 }
@@ -338,9 +337,11 @@ def verify_answer(answer: str, evidence: Evidence, language: Language) -> Verifi
     text = "".join(out).rstrip()
 
     sources = tuple(cited.values())
-    lines = [texts["sources"], ""]
-    lines += [f"- [{_label(s.title)}]({s.url})" for s in sources] or [texts["no_sources"]]
-    return VerifiedAnswer(f"{text}\n\n" + "\n".join(lines), sources, counts["removed"], counts["paths"])
+    # The body and its sources stay apart until rendering: each platform lists `sources` once, from
+    # data. Only the warning that nothing was verified belongs to the body, since it qualifies it.
+    if not sources:
+        text = f"{text}\n\n{texts['no_sources']}"
+    return VerifiedAnswer(text, sources, counts["removed"], counts["paths"])
 
 
 def split_fences(text: str) -> list[tuple[bool, str]]:
@@ -384,9 +385,6 @@ def _merge_prose(parts: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
             merged.append((fenced, part))
     return merged
 
-
-def _label(title: str) -> str:
-    return title.replace("[", "(").replace("]", ")").replace("\n", " ")
 
 
 def _strip_sources_section(answer: str, evidence: Evidence, cite: Callable[[Source | None], None]) -> str:
