@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from adapters.common.links import is_web_url, sanitize_markdown_links
-from adapters.common.sources import has_sources_section
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
 
@@ -184,7 +183,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
     from adapters.feishu.parse import choice_value  # local: parse ↔ render stay independent modules
 
     # research answers already end with their verified sources: never list them twice
-    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources and not has_sources_section(reply.text) else []
+    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources else []
     buttons: list[dict[str, Any]] = []
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         tail.append(options_markdown(reply))
@@ -205,7 +204,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
 def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
     """Plain-text fallback when cards fail: the Markdown source is readable as is."""
     parts = [defang(sanitize_markdown_links(reply.text))]
-    if reply.sources and not has_sources_section(reply.text):
+    if reply.sources:
         parts.append(defang(sources_markdown(reply.sources, reply.language)))
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         parts.append(defang(options_markdown(reply)))

@@ -27,7 +27,6 @@ from adapters.base import Capabilities, Delivered
 from adapters.common.delivery import Delivery
 from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
-from adapters.common.sources import has_sources_section
 from adapters.feishu import render
 from adapters.feishu.client import FeishuApi, FeishuApiError
 from adapters.feishu.split import double_json_cost
@@ -119,7 +118,7 @@ class FeishuPlatform(PushPlatform):
     # --- rendering ------------------------------------------------------------------------------
     def _tail(self, reply: Reply) -> list[str]:
         # research answers already end with their verified sources: never list them twice
-        tail = [render.sources_markdown(reply.sources, reply.language)] if reply.sources and not has_sources_section(reply.text) else []
+        tail = [render.sources_markdown(reply.sources, reply.language)] if reply.sources else []
         if reply.kind is ReplyKind.CLARIFY and reply.options:
             tail.append(render.options_markdown(reply))
         return tail

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.common.links import sanitize_markdown_links
-from adapters.common.sources import has_sources_section, sources_title
+from adapters.common.sources import sources_title
 from adapters.common.split import split_markdown
 from adapters.slack.mrkdwn import defang_markdown, escape, link, plain, to_mrkdwn
 from core.messages import Language, Reply, ReplyKind, Source
@@ -117,7 +117,7 @@ def trailing_blocks(reply: Reply) -> list[dict[str, Any]]:
 
 def reply_mrkdwn(reply: Reply) -> str:
     body = to_mrkdwn(reply.text)
-    if reply.sources and not has_sources_section(reply.text):
+    if reply.sources:
         body = f"{body}\n\n{_sources_mrkdwn(reply.sources, reply.language)}".strip()
     return body
 
@@ -139,7 +139,7 @@ def reply_markdown(reply: Reply) -> str:
     """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged and links
     to anything but http(s) reduced to their label (Slack renders this Markdown itself)."""
     body = reply.text.strip()
-    if reply.sources and not has_sources_section(body):
+    if reply.sources:
         body = f"{body}\n\n{_sources_markdown(reply.sources, reply.language)}"
     return defang_markdown(sanitize_markdown_links(body))
 

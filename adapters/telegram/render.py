@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from adapters.common.codespans import code_spans
 from adapters.common.links import TITLE, URL, is_web_url
-from adapters.common.sources import has_sources_section, sources_title
+from adapters.common.sources import sources_title
 from core.messages import Reply, Source
 
 # A word joiner after "@" stops Telegram from parsing a mention entity and is invisible.
@@ -225,7 +225,7 @@ def reply_markdown(reply: Reply) -> str:
     """The whole reply as Markdown: the core's text, then its sources."""
     parts = [reply.text.strip()]
     # research answers already end with their verified sources: never list them twice
-    sources = "" if has_sources_section(reply.text) else sources_markdown(reply.sources, reply.language)
+    sources = sources_markdown(reply.sources, reply.language)
     if sources:
         parts.append(sources)
     return "\n\n".join(p for p in parts if p)

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from adapters.common.links import is_web_url, sanitize_markdown_links
-from adapters.common.sources import has_sources_section, sources_title
+from adapters.common.sources import sources_title
 from core.messages import Reply
 
 # Linear: each part is possessive and a string body stops at the next ESC or string opener, so
@@ -35,7 +35,7 @@ def strip_controls(text: str) -> str:
 
 def render_text(reply: Reply) -> str:
     body = sanitize_markdown_links(strip_controls(reply.text)).rstrip()
-    if reply.sources and not has_sources_section(body):
+    if reply.sources:
         lines = [_source_line(strip_controls(s.title), strip_controls(s.url)) for s in reply.sources]
         body = f"{body}\n\n**{sources_title(reply.language)}**\n" + "\n".join(lines)
     return body

@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 
 from adapters.common.links import is_web_url, sanitize_markdown_links
-from adapters.common.sources import has_sources_section
 from adapters.common.split import split_markdown
 from core.messages import Language, Progress, Reply, ReplyKind
 
@@ -93,7 +92,7 @@ def render_reply(reply: Reply) -> str:
         numbered = [f"{i}. {defang(o.label)}" for i, o in enumerate(reply.options, 1)]
         if not all(line in parts[0] for line in numbered):  # the core usually lists them already
             parts.append("\n".join(numbered) + "\n\n" + text("choose", reply.language))
-    if reply.sources and not has_sources_section(reply.text):  # research answers list their own
+    if reply.sources:
         lines = [f"{i}. {_link(defang(s.title), s.url)}" for i, s in enumerate(reply.sources, 1)]
         parts.append(f"**{text('sources', reply.language)}**\n" + "\n".join(lines))
     return "\n\n".join(p for p in parts if p)
