@@ -22,8 +22,7 @@ from adapters.base import Delivered, Responder
 from bot.logs import job_context
 from bot.retention import dead_letter_bounds, trim_settled_jobs
 from bot.wiring import Components
-from core.language import detect_language
-from core.messages import InboundMessage, Language, Progress, Reply, ReplyKind
+from core.messages import InboundMessage, Progress, Reply, ReplyKind
 from core.texts import text
 
 log = logging.getLogger(__name__)
@@ -235,7 +234,7 @@ class Worker:
 
     @staticmethod
     def _rate_notice(message: InboundMessage, retry_after: int) -> Reply:
-        language = _language_of(message.text)
+        language = message.language
         minutes = str(max(1, round(retry_after / 60)))
         return Reply(ReplyKind.NOTICE, text("rate_limited", language, minutes=minutes), language)
 
@@ -330,19 +329,19 @@ class Worker:
             )
         except TimeoutError:
             log.error("job %s passed its deadline", job_id)
-            language = _language_of(message.text)
+            language = message.language
             return Reply(ReplyKind.ERROR, text("internal_error", language), language)
         except RedisError:
             raise  # Redis blinked: _run_job retries the job; an apology now would be followed by the answer
         except Exception:  # noqa: BLE001 - the user gets a short notice, never silence
             log.exception("answering job %s failed", job_id)
-            language = _language_of(message.text)
+            language = message.language
             return Reply(ReplyKind.ERROR, text("internal_error", language), language)
 
     async def _give_up(
         self, job_id: str, fields: dict, message: InboundMessage, responder: Responder, order_key: str
     ) -> None:
-        language = _language_of(message.text)
+        language = message.language
         try:
             await responder.finish(Reply(ReplyKind.ERROR, text("internal_error", language), language))
         except Exception:  # noqa: BLE001 - the platform itself is failing; the dead letter keeps the job
@@ -381,7 +380,4 @@ def _id_tuple(stream_id: str) -> tuple[int, int]:
     ms, _, seq = stream_id.partition("-")
     return int(ms), int(seq or 0)
 
-
-def _language_of(text_: str) -> Language:
-    return detect_language(text_) if text_.strip() else "en"
 

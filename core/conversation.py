@@ -133,7 +133,7 @@ class Conversation:
             return Reply(ReplyKind.NOTICE, text("clarification_expired", language), language)
 
         analysed = analysis_window(body)
-        await progress(Progress(text("progress_routing", language), stage="routing"))
+        await progress(Progress(text("progress_routing", language), stage="routing", language=language))
         decision = route(analysed, session_repos=session.repos)
         if decision.action == "out_of_scope":
             await self._remember_question(key, body)
@@ -205,7 +205,7 @@ class Conversation:
         key = message.conversation_key
         session = await self._sessions.load(key)
         analysed = analysis_window(question)
-        await progress(Progress(text("progress_diagnosing", language), stage="diagnosing"))
+        await progress(Progress(text("progress_diagnosing", language), stage="diagnosing", language=language))
         # Only the routed products' passages: another product's doc is the wrong product's advice.
         passages = tuple(p for p in await self._passages(analysed, repos) if not repos or p.repo in repos)
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
@@ -224,7 +224,7 @@ class Conversation:
         elif self._researcher is not None:
             from core.research import ResearchRequest  # noqa: PLC0415 - optional feature
 
-            await progress(Progress(text("progress_researching", language, repos=", ".join(repos)), stage="researching"))
+            await progress(Progress(text("progress_researching", language, repos=", ".join(repos)), stage="researching", language=language))
             outcome = await self._researcher.answer(
                 ResearchRequest(
                     question=analysed,

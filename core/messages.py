@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from enum import Enum
 from typing import Any, Literal
 
@@ -45,6 +46,14 @@ class InboundMessage:
     choice: str | None = None
     sender_name: str = ""
     reply_context: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def language(self) -> Language:
+        """The language of the question, by the core's one rule; adapters and the worker read this
+        instead of detecting it again (the conversation may still keep a thread's earlier language)."""
+        from core.language import detect_language  # noqa: PLC0415 - core.language imports this module
+
+        return detect_language(self.text) if self.text.strip() else "en"
 
     @property
     def conversation_key(self) -> str:
@@ -109,3 +118,4 @@ class Progress:
     text: str
     step: int = 0
     stage: str = "working"  # "routing", "diagnosing", "researching", "tool", "writing", DRAFT_STAGE
+    language: Language = "en"  # decided by the core; a platform's own status words follow it

@@ -197,3 +197,22 @@ async def test_a_clarification_answers_what_holds_for_every_product_first(conver
     plain = await conversation.handle(message("MindIE 怎么部署 Qwen3-235B？", thread="bare-mindie"))
     assert plain.kind is ReplyKind.CLARIFY and plain.sources == ()
     assert "知识库" not in plain.text  # nothing product-neutral was named: just the question
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [("vllm-ascend 报错 ACL error 507015 怎么办", "zh"), ("vllm-ascend fails with ACL error 507015, what now?", "en")],
+)
+async def test_the_language_travels_with_the_message_and_every_progress_update(conversation, question, language):
+    # Platforms read it from the values instead of detecting it again from the text.
+    updates: list[Progress] = []
+
+    async def progress(update: Progress) -> None:
+        updates.append(update)
+
+    inbound = message(question)
+    assert inbound.language == language
+    assert InboundMessage.from_json(inbound.to_json()).language == language  # not lost in the queue
+    reply = await conversation.handle(inbound, progress)
+    assert reply.language == language
+    assert updates and {u.language for u in updates} == {language}

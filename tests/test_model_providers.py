@@ -183,7 +183,7 @@ async def test_draft_reporter_throttles_and_clears() -> None:
         assert update.stage == DRAFT_STAGE
         sent.append(update.text)
 
-    drafts = DraftReporter(progress, clock=lambda: now[0])
+    drafts = DraftReporter(progress, "en", clock=lambda: now[0])
     await drafts.update("Hello")  # the first text goes out at once
     await drafts.settle()
     await drafts.update("Hello" + "x" * 100)  # too soon
@@ -202,7 +202,7 @@ async def test_a_stuck_platform_edit_does_not_hold_up_the_stream() -> None:
     async def progress(update: Progress) -> None:
         await release.wait()
 
-    drafts = DraftReporter(progress)
+    drafts = DraftReporter(progress, "en")
     await asyncio.wait_for(drafts.update("first text"), 0.5)  # returns while the edit hangs
     await asyncio.wait_for(drafts.update("first text and much more text arriving meanwhile" * 3), 0.5)
     release.set()

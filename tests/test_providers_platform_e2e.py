@@ -34,7 +34,7 @@ def answer(body: dict[str, Any]) -> Reply:
         content=f"<think>private chain of thought</think>In vllm-ascend, 507015 surfaces at "
         f"{found.group(0) if found else '(nothing)'}; see [#777777]({INVENTED}).",
         piece_chars=4,
-        piece_interval=0.01,
+        piece_interval=0.05,  # about 2 s of streaming: long enough for a draft to show however the engine throttles
     )
 
 

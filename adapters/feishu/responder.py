@@ -32,7 +32,6 @@ from adapters.feishu.client import FeishuApi, FeishuApiError
 from adapters.feishu.split import double_json_cost
 from adapters.feishu.token import FeishuAuthError
 from core.keys import Keys
-from core.language import detect_language
 from core.messages import InboundMessage, Progress, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
@@ -100,7 +99,7 @@ class FeishuPlatform(PushPlatform):
         self._message = message
         self._job_id = job_id
         self._cardkit = cardkit
-        self._language = detect_language(message.text)
+        self._language = message.language
         self._lines: list[str] = []
         self._card_id = ""  # the working card's CardKit entity, when streaming
 

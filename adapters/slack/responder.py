@@ -48,7 +48,6 @@ from adapters.slack.blocks import (
 from adapters.slack.mrkdwn import defang_markdown, escape, plain, to_mrkdwn
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.state import EngagedThreads, JobDeliveries
-from core.language import detect_language
 from core.messages import InboundMessage, Progress, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
@@ -145,10 +144,10 @@ class SlackPlatform(PushPlatform):
         return SlackMessage(text=payload.text, blocks=(*payload.blocks, *buttons))
 
     def status_view(self, update: Progress) -> str:
-        return plain(update.text, STATUS_MAX_CHARS) or ui_text("thinking", detect_language(update.text))
+        return plain(update.text, STATUS_MAX_CHARS) or ui_text("thinking", update.language)
 
     def status_payload(self, view: str) -> SlackMessage:
-        return progress_message(view, detect_language(view))
+        return progress_message(view, self._m.language)
 
     def draft_payload(self, markdown: str) -> SlackMessage:
         return _messages(split_text(to_mrkdwn(markdown), SECTION_LIMIT))[0]

@@ -131,7 +131,7 @@ class ResearchAgent:
             fallback = await by_retrieval()
         elif self._needs_evidence(request, result):
             log.warning("the model answered without calling a tool; answering from the bot's own retrieval")
-            await DraftReporter(progress).clear_any()  # the tool-less answer's draft gives way
+            await DraftReporter(progress, request.language).clear_any()  # the tool-less answer's draft gives way
             fallback = await by_retrieval()
             if fallback.stop != "answered" or not fallback.text:
                 return result  # the first answer is still better than none

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from core.messages import DRAFT_STAGE, Progress
+from core.messages import DRAFT_STAGE, Language, Progress
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +25,14 @@ class DraftReporter:
     def __init__(
         self,
         progress: Callable[[Progress], Awaitable[None]],
+        language: Language,
         *,
         min_interval: float = 0.3,
         min_chars: int = 40,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._progress = progress
+        self._language = language
         self._min_interval = min_interval
         self._min_chars = min_chars
         self._clock = clock
@@ -75,6 +77,6 @@ class DraftReporter:
         # Drafts are cosmetic: a failing or stuck platform edit must not end or stall the answer.
         try:
             async with asyncio.timeout(PROGRESS_TIMEOUT_SECONDS):
-                await self._progress(Progress(text, stage=DRAFT_STAGE))
+                await self._progress(Progress(text, stage=DRAFT_STAGE, language=self._language))
         except Exception as exc:
             log.warning("draft progress failed: %s", type(exc).__name__)

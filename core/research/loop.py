@@ -70,7 +70,7 @@ async def run_loop(
     best_text = ""
     messages = list(messages)
     guard = TurnGuard()  # per answer: caps each turn's calls and refuses repeats
-    drafts = DraftReporter(progress)  # the streamed text of a turn that may be the final answer
+    drafts = DraftReporter(progress, language)  # the streamed text of a turn that may be the final answer
     for step in range(1, max(1, limits.max_steps) + 1):
         remaining = deadline - clock()
         if remaining <= 0:
@@ -116,7 +116,7 @@ async def run_loop(
         results: list[TextBlock | ToolResultBlock] = [ToolResultBlock(r.tool_use_id, r.content, r.is_error) for r in runs]
         if step + 1 == limits.max_steps:
             results.append(TextBlock(BUDGET_NUDGE))
-            await _report(progress, Progress(progress_text("writing", language), step=step + 1, stage="writing"))
+            await _report(progress, Progress(progress_text("writing", language), step=step + 1, stage="writing", language=language))
         messages += [Message("assistant", reply.blocks), Message("user", tuple(results))]
     result.text = best_text
     return result
@@ -136,7 +136,7 @@ async def _run_tools(
     planned = guard.plan(reply.tool_uses)
     for item in planned:
         if not item.refusal:
-            await _report(progress, Progress(registry.describe(item.call, language), step=step, stage="tool"))
+            await _report(progress, Progress(registry.describe(item.call, language), step=step, stage="tool", language=language))
 
     async def one(item: Planned) -> ToolRun:
         if item.refusal:

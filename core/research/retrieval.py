@@ -99,7 +99,7 @@ async def retrieval_answer(
     deadline = clock() + deadline_seconds
     calls = retrieval_calls(question, repos, registry.names)
     for call in calls:
-        await report_progress(progress, Progress(registry.describe(call, language), step=1, stage="tool"))
+        await report_progress(progress, Progress(registry.describe(call, language), step=1, stage="tool", language=language))
     runs: list[ToolRun] = list(
         await asyncio.gather(*(registry.run(call, evidence, max(0.1, deadline - clock())) for call in calls))
     )
@@ -111,7 +111,7 @@ async def retrieval_answer(
     last = messages[-1]
     blocks = last.blocks + (TextBlock(INSTRUCTION), *(TextBlock(r.content) for r in runs))
     prompt = [*messages[:-1], Message(last.role, blocks)]
-    drafts = DraftReporter(progress)
+    drafts = DraftReporter(progress, language)
     started = clock()
     try:
         async with asyncio.timeout(max(0.1, deadline - clock())):
