@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from adapters.terminal.render import strip_controls
 from core.messages import DRAFT_STAGE, Progress
 
 
@@ -22,18 +23,20 @@ class TerminalProgress:
     async def __call__(self, update: Progress) -> None:
         if not self._enabled:
             return
+        # Model output must not drive the terminal (colours, cursor moves, OSC 52 clipboard writes).
+        shown = strip_controls(update.text)
         if update.stage != DRAFT_STAGE:
             self._end_draft()
-            print(f"… {update.text}", file=self._out, flush=True)
+            print(f"… {shown}", file=self._out, flush=True)
             return
-        if update.text.startswith(self._printed):
-            self._out.write(update.text[len(self._printed) :])
+        if shown.startswith(self._printed):
+            self._out.write(shown[len(self._printed) :])
         else:  # withdrawn or rewritten (the turn went on to call tools): start a fresh line
             self._out.write("\n")
-            if update.text:
-                self._out.write(update.text)
+            if shown:
+                self._out.write(shown)
         self._out.flush()
-        self._printed = update.text
+        self._printed = shown
 
     def finish(self) -> None:
         """The answer is complete: close the streamed line before the verified answer prints."""
