@@ -216,3 +216,28 @@ async def test_slack_http_event_with_redis_down_is_503_so_slack_retries(make_set
             await adapter.stop()
             await client.aclose()
     assert response.status_code == 503 and response.headers["retry-after"] == "5"
+
+
+async def test_telegram_webhook_with_redis_down_is_503_so_telegram_retries(make_settings, keys) -> None:
+    from adapters.telegram import create_adapter  # noqa: PLC0415
+    from tests.support.fake_telegram import TOKEN, FakeTelegram  # noqa: PLC0415
+
+    client = closed_port_client()
+    async with FakeTelegram() as telegram:
+        settings = make_settings(
+            telegram_bot_token=TOKEN, telegram_api_url=telegram.api_url, telegram_webhook_secret="s3cret-s3cret",
+            telegram_webhook_url="https://bot.example.invalid/telegram/webhook",
+        )
+        adapter = create_adapter(AdapterDeps(settings=settings, redis=client, ingress=Ingress(client, keys, 600)))
+        assert adapter is not None
+        transport = httpx.ASGITransport(app=Starlette(routes=adapter.routes()))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://bot") as http:
+                response = await http.post(
+                    "/telegram/webhook", content=(FIXTURES / "telegram_message.json").read_bytes(),
+                    headers={"content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret-s3cret"},
+                )
+        finally:
+            await adapter.stop()
+            await client.aclose()
+    assert response.status_code == 503 and response.headers["retry-after"] == "5"
