@@ -241,3 +241,29 @@ async def test_telegram_webhook_with_redis_down_is_503_so_telegram_retries(make_
             await adapter.stop()
             await client.aclose()
     assert response.status_code == 503 and response.headers["retry-after"] == "5"
+
+
+async def test_slack_events_and_clicks_share_one_auth_test_and_one_queue(make_settings, redis, keys) -> None:
+    """Message events take the short way, clicks go through Bolt: both end in the same inbox, and
+    Slack is asked who the bot is once."""
+    from tests.support.fake_http import UvicornRunner  # noqa: PLC0415
+    from tests.support.fake_slack import block_action, post_action, post_event  # noqa: PLC0415
+
+    async with FakeSlack() as slack:
+        settings = make_settings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=slack.api_url)
+        adapter = SlackAdapter(AdapterDeps(settings=settings, redis=redis, ingress=Ingress(redis, keys, 600)))
+        runner = UvicornRunner(Starlette(routes=adapter.routes()))
+        await runner.start()
+        try:
+            mention = fixture("slack_mention.json")
+            assert (await post_event(runner.url, mention)).status_code == 200
+            click = block_action(action_id="aic_clarify_0", value="mindie-llm", label="MindIE-LLM", channel="C0CHAN01",
+                                 message_ts="1700000002.000100", thread_ts=mention["event"]["thread_ts"])
+            assert (await post_action(runner.url, click)).status_code == 200
+            assert (await post_event(runner.url, mention, retry_num=1)).status_code == 200
+        finally:
+            await runner.stop()
+            await adapter.stop()
+        assert slack.count("auth.test") == 1
+    jobs = [InboundMessage.from_json(f[b"message"]) for _, f in await redis.xrange(keys.jobs)]
+    assert [(j.text, j.choice) for j in jobs] == [("why does vllm-ascend OOM on 910B?", None), ("MindIE-LLM", "mindie-llm")]
