@@ -10,12 +10,12 @@ import logging
 import time
 from typing import Any, Awaitable, Callable
 
-from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from adapters.common.body import BodyTooLarge, read_capped_body
+from adapters.common.ingress import REDIS_DOWN, unavailable
 from adapters.feishu.envelope import CallbackSecrets, Rejected, is_url_verification, open_callback
 from adapters.feishu.inbound import FeishuInbound
 
@@ -50,9 +50,8 @@ def feishu_routes(inbound: FeishuInbound, secrets: CallbackSecrets, clock: Calla
                 return JSONResponse({"challenge": payload["challenge"]})
             try:
                 return JSONResponse(await handle(payload))
-            except RedisError as exc:
-                log.error("feishu: redis unavailable during %s callback, asking Feishu to retry: %s", kind, type(exc).__name__)
-                return JSONResponse({"msg": "busy"}, status_code=503)
+            except REDIS_DOWN as exc:
+                return unavailable(f"feishu {kind}", exc)
 
         return receive
 

@@ -13,17 +13,17 @@ import logging
 import secrets
 import time
 
-from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from adapters.common import json_body
 from adapters.common.body import BodyTooLarge, read_capped_body
+from adapters.common.ingress import REDIS_DOWN, unavailable
 
 from .crypto import CryptoError, ReceiveIdError, WeComCrypto
 from .inbound import InboundHandler, PassiveReply
-from .parse import PayloadError, parse_callback
+from .parse import PLATFORM, PayloadError, parse_callback
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 256 * 1024
@@ -107,9 +107,8 @@ class WebhookEndpoint:
             return _reject(400, "malformed callback")
         try:
             reply = await self._inbound.handle(callback, mode="webhook")
-        except (RedisError, OSError):
-            log.error("wecom callback: redis unavailable", exc_info=True)
-            return _reject(503, "temporarily unavailable")
+        except REDIS_DOWN as exc:
+            return unavailable(PLATFORM, exc)
         return self._encrypted(reply)
 
     def _encrypted(self, reply: PassiveReply | None) -> Response:
