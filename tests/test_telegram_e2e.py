@@ -167,6 +167,8 @@ async def test_wrong_or_missing_secret_is_403_and_nothing_is_enqueued(tg: FakeTe
         (b'{"update_id": "7"}', "application/json", 400),
         (b'{"update_id": 1, "message": {"chat": 5}}', "application/json", 400),
         (b"\xff\xfe\x00garbage", "application/json", 400),
+        (b"[" * 100_000, "application/json", 400),  # RecursionError in json.loads was a 500
+        (b'{"update_id": 1, "message": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001, "application/json", 400),
         (b'{"update_id": 1}', "text/plain", 400),
         (b'{"update_id": 1}', "application/x-www-form-urlencoded", 400),
         (b'{"update_id": 99}', "application/json; charset=utf-8", 200),  # an update type we ignore

@@ -77,7 +77,7 @@ def build_bolt_app(client: AsyncWebClient, signing_secret: str, inbox: SlackInbo
         message = body.get("message") if isinstance(body.get("message"), dict) else {}
         blocks = message.get("blocks") if isinstance(message.get("blocks"), list) else []
         m = candidate.message
-        language = detect_language(str(message.get("text") or m.text))  # the question's language
+        language = m.language  # the question's language, as the core decides it
         # The buttons go away once picked, so a second click cannot ask twice.
         spawn(
             client.chat_update(

@@ -6,13 +6,13 @@ our own ASGI app has to do it itself, in constant time, before reading the body.
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from adapters.common import json_body
 from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.common.ingress import REDIS_DOWN, unavailable
 from adapters.telegram.inbound import PLATFORM
@@ -52,7 +52,7 @@ def webhook_endpoint(adapter: "TelegramAdapter") -> "Callable[[Request], Awaitab
         except BodyTooLarge:
             return Response("too large", status_code=413)
         try:
-            data: Any = json.loads(body)
+            data: Any = json_body.loads(body)  # depth-capped: a deeply nested body is a 400, not a 500
         except (ValueError, UnicodeDecodeError):
             return Response("invalid JSON", status_code=400)
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int) or isinstance(data.get("update_id"), bool):
