@@ -15,7 +15,7 @@ import pytest
 from adapters.feishu.parse import parse_message_event
 from adapters.feishu.render import reply_cards
 from adapters.slack.blocks import render_messages, reply_markdown as slack_markdown
-from adapters.slack.mrkdwn import plain
+from adapters.slack.render import plain
 from adapters.telegram.render import render_blocks, reply_markdown as telegram_markdown
 from adapters.telegram.split import split_html
 from adapters.terminal.render import render_text, strip_controls

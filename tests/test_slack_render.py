@@ -12,7 +12,7 @@ from adapters.slack.blocks import (
     reply_markdown,
     stream_pieces,
 )
-from adapters.slack.mrkdwn import WORD_JOINER, defang_markdown, plain, to_mrkdwn
+from adapters.slack.render import WORD_JOINER, defang_markdown, plain, to_mrkdwn
 from core.messages import Option, Reply, ReplyKind, Source
 
 WJ = WORD_JOINER

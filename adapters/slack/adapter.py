@@ -9,9 +9,9 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import AdapterDeps, Capabilities
 from adapters.common.background import BackgroundTasks
-from adapters.slack.app import EVENTS_PATH, build_bolt_app, events_endpoint
+from adapters.slack.webhook import EVENTS_PATH, build_bolt_app, events_endpoint
 from adapters.slack.client import build_client
-from adapters.slack.inbox import SlackInbox
+from adapters.slack.inbound import SlackInbox
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.responder import SlackResponder, StreamingSwitch
 from adapters.slack.state import EngagedThreads, JobDeliveries

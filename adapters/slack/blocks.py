@@ -14,7 +14,7 @@ from typing import Any
 from adapters.common.links import sanitize_markdown_links
 from adapters.common.sources import sources_title
 from adapters.common.split import split_markdown
-from adapters.slack.mrkdwn import defang_markdown, escape, link, plain, to_mrkdwn
+from adapters.slack.render import defang_markdown, escape, link, plain, to_mrkdwn
 from core.messages import Language, Reply, ReplyKind, Source
 
 SECTION_LIMIT = 2_900  # Slack: 3,000 per section text; margin for the fence we may add

@@ -45,7 +45,7 @@ from adapters.slack.blocks import (
     trailing_blocks,
     ui_text,
 )
-from adapters.slack.mrkdwn import defang_markdown, escape, plain, to_mrkdwn
+from adapters.slack.render import defang_markdown, escape, plain, to_mrkdwn
 from adapters.slack.pacing import ChannelPacer
 from adapters.slack.state import EngagedThreads, JobDeliveries
 from core.messages import InboundMessage, Progress, Reply, ReplyKind

@@ -20,7 +20,7 @@ from adapters.base import AdapterDeps
 from adapters.common.ingress import REDIS_DOWN, Candidate, DedupeIds, IngressPath, Skip, unavailable
 from adapters.feishu.parse import parse_message_event
 from adapters.slack.adapter import SlackAdapter
-from adapters.slack.inbox import SlackInbox
+from adapters.slack.inbound import SlackInbox
 from adapters.slack.state import EngagedThreads
 from adapters.telegram.inbound import BotIdentity, message_to_inbound
 from adapters.wecom.parse import MessageCallback, parse_callback, to_inbound

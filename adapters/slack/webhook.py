@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.common.ingress import REDIS_DOWN, unavailable
 from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, selected_blocks, ui_text
-from adapters.slack.inbox import SlackInbox
+from adapters.slack.inbound import SlackInbox
 from adapters.slack.parse import PLATFORM
 from core.language import detect_language
 
