@@ -1,4 +1,4 @@
-"""A core `Reply` → the Slack messages that show it (pure; golden tests in tests/test_slack_render.py).
+"""A core `Reply` → the Slack messages that show it (pure; golden tests in tests/adapters/slack/test_render.py).
 
 Limits we stay inside (see platforms.md §1.7): section text 3,000 chars, 50 blocks per message,
 12,000 chars of markdown per payload with an unexplained `msg_blocks_too_long` seen near 13.2k,

@@ -9,7 +9,7 @@ Two targets:
 Why defang: model output can carry `<!channel>`, `<!here>`, `<@U123>` or `<!subteam^S1>`
 (from an issue body it read, or a prompt injection). Posted as is, Slack would ping a whole
 channel. We rewrite them to plain text with a word joiner after the `@`, so they read the same
-and notify nobody. Pure functions: golden tests in tests/test_slack_render.py.
+and notify nobody. Pure functions: golden tests in tests/adapters/slack/test_render.py.
 """
 from __future__ import annotations
 

@@ -16,14 +16,14 @@ from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.router import route
 
-DEVSET = Path(__file__).parent / "data" / "routing_devset.jsonl"
+DEVSET = Path(__file__).resolve().parents[2] / "tests" / "data" / "routing_devset.jsonl"
 # Written by a different hand after the router existed and never used to tune it: the honest figure.
-HELDOUT = Path(__file__).parent / "data" / "routing_heldout.jsonl"
+HELDOUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "routing_heldout.jsonl"
 # 19/20 (0.950) after issue 12; each floor sits just under what its set measures.
 HELDOUT_THRESHOLD = 0.94
 # Paraphrased from public issues of the nine products and committed before the issue-12 router
 # change (0.442 then, 0.904 after); never used for tuning.
-HELDOUT2 = Path(__file__).parent / "data" / "routing_heldout2.jsonl"
+HELDOUT2 = Path(__file__).resolve().parents[2] / "tests" / "data" / "routing_heldout2.jsonl"
 HELDOUT2_THRESHOLD = 0.9
 # 204/205 (0.995) after issue 12; the issue asks the dev set to stay at or above 0.97.
 THRESHOLD = 0.97

@@ -296,7 +296,7 @@ def _corpus() -> list[str]:
     import json
     from pathlib import Path
 
-    lines = (Path(__file__).parent / "data" / "routing_devset.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (Path(__file__).resolve().parents[2] / "tests" / "data" / "routing_devset.jsonl").read_text(encoding="utf-8").splitlines()
     texts = [json.loads(line)["q"] for line in lines if line.strip()]
     texts += [
         "VLLM_ASCEND_ENABLE_NZ=1 FRACTAL_NZ NZ格式 weight_nz_mode: 2", "Atlas 800I A2 A3 A2 -a3 ascend910_9391 910ProB 200I A2",

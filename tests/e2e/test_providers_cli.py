@@ -15,7 +15,7 @@ from core.messages import DRAFT_STAGE, Progress
 from tests.fixtures.git_repos import VLLM_ASCEND_FILES, make_repo
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text
 from tests.support.fake_openai import FakeOpenAI, Reply, call, tool_messages, user_text
-from tests.test_research_cli_e2e import ask
+from tests.e2e.test_research_cli import ask
 
 REPO = "vllm-project/vllm-ascend"
 PERMALINK = re.compile(r"https://github\.com/vllm-project/vllm-ascend/blob/[0-9a-f]{40}/vllm_ascend/platform\.py#L\d+")

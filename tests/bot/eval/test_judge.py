@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text
-from tests.test_eval_command import env_for, run_eval, write_jsonl
+from tests.bot.eval.test_command import env_for, run_eval, write_jsonl
 
 CANARY = "sk-ant-canary-eval-0987654321"
 QUESTIONS = [
@@ -44,7 +44,7 @@ async def test_judge_grades_each_fact_and_records_a_malformed_reply_as_judge_err
     assert code == 0, err
     assert model.calls == 3  # one judging request per question with answer facts; none for answers (offline)
     assert all(not b.get("tools") for b in model.bodies)
-    prompt = (Path(__file__).resolve().parents[1] / "eval" / "judge_prompt.md").read_text(encoding="utf-8")
+    prompt = (Path(__file__).resolve().parents[3] / "eval" / "judge_prompt.md").read_text(encoding="utf-8")
     assert model.bodies[0]["system"][0]["text"] == prompt
     assert CANARY not in out + err
 

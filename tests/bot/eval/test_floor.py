@@ -22,7 +22,7 @@ from bot.eval.metrics import aggregate
 from bot.eval.runner import RunOptions, run_questions
 from bot.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 EVAL_SET = ROOT / "eval" / "eval_set.jsonl"
 STRIDE = 3
 ROUTING_FLOOR = 0.64

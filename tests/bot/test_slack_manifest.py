@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "slack-app-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-app-manifest.yaml"
 
 # Event → the bot scope Slack requires for it (docs.slack.dev/reference/events)
 EVENT_SCOPES = {

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 EVAL_DIR = ROOT / "eval"
 REPOSITORIES_JSON = ROOT / "core" / "knowledge" / "repositories.json"
 

@@ -14,7 +14,7 @@ from tests.fixtures.git_repos import VLLM_ASCEND_FILES, make_repo
 from tests.support.fake_openai import FakeOpenAI, Reply, call, tool_messages
 from tests.support.fake_telegram import FakeTelegram, message_update
 from tests.support.stack import running_bot
-from tests.test_telegram_e2e import final_messages, post, tg, tg_settings  # noqa: F401
+from tests.e2e.test_telegram import final_messages, post, tg, tg_settings  # noqa: F401
 
 REPO = "vllm-project/vllm-ascend"
 PERMALINK = re.compile(r"https://github\.com/vllm-project/vllm-ascend/blob/[0-9a-f]{40}/vllm_ascend/platform\.py#L\d+")

@@ -6,7 +6,7 @@ import time
 
 from bot.retention import trim_settled_jobs
 from bot.worker import GROUP, Worker
-from tests.test_worker import EchoConversation, msg, run_until_drained, setup
+from tests.bot.test_worker import EchoConversation, msg, run_until_drained, setup
 
 
 async def test_after_200_answered_jobs_the_stream_keeps_no_question(make_settings, redis):

@@ -10,7 +10,7 @@ from pathlib import Path
 from bot.eval.metrics import METRIC_KEYS
 from tests.fixtures.git_repos import make_repo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 QUESTIONS = [
     {"id": "route-1", "question": "vllm-ascend install on Atlas 800I A2: which CANN version do I need?",

@@ -123,8 +123,8 @@ def test_cloned_products_cite_their_own_clone_and_the_paths_exist() -> None:
 
 
 def test_docs_tables_match_the_files() -> None:
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "knowledge.md").read_text(encoding="utf-8")
-    products_dir = Path(__file__).resolve().parents[1] / "core" / "knowledge" / "products"
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "knowledge.md").read_text(encoding="utf-8")
+    products_dir = Path(__file__).resolve().parents[2] / "core" / "knowledge" / "products"
     for path in sorted(products_dir.glob("*.json")):
         count = len(json.loads(path.read_text(encoding="utf-8"))["facts"])
         row = next((line for line in doc.splitlines() if line.startswith(f"| `{path.name}` |")), None)

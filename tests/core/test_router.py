@@ -472,7 +472,7 @@ def test_evidence_needles_never_hide_a_match() -> None:
     from pathlib import Path
 
     kb = load_knowledge_base()
-    data = Path(__file__).parent / "data"
+    data = Path(__file__).resolve().parents[2] / "tests" / "data"
     texts = [
         json.loads(line)["q"]
         for name in ("routing_devset.jsonl", "routing_heldout.jsonl", "routing_heldout2.jsonl")

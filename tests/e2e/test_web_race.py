@@ -14,7 +14,7 @@ import httpx
 
 from tests.support.fake_telegram import TOKEN, FakeTelegram
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "race-secret-0123456789"
 
 

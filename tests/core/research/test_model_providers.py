@@ -18,7 +18,7 @@ from core.research import build_research_agent, compat
 from core.research.drafts import DraftReporter
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text, thinking, tool
 from tests.support.fake_openai import FakeOpenAI, Reply, call, tool_messages, user_text
-from tests.test_research_agent import ISSUE_URL, PERMALINK, REPO, Backends, backends, request  # noqa: F401
+from tests.core.research.test_agent import ISSUE_URL, PERMALINK, REPO, Backends, backends, request  # noqa: F401
 
 FABRICATED = "https://github.com/vllm-project/vllm-ascend/issues/424242"
 

@@ -550,7 +550,7 @@ async def test_the_command_line_end_to_end(tmp_path: Path) -> None:
         }
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot", "sync", "--issues", ASCEND, "--max-pages", "3",
-            cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+            cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(proc.communicate(), timeout=120)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.index_repos import make_index_repos
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULT_KEYS = {"repo", "path", "title", "url", "kind", "start_line", "end_line", "score", "text"}
 
 

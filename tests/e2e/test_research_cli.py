@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text, tool
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAQ = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source/faqs.md"
 INVENTED = "https://github.com/vllm-project/vllm-ascend/issues/999999"
 CANARY = "sk-ant-canary-1234567890abcdef"
