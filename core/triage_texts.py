@@ -49,8 +49,8 @@ T: dict[str, tuple[str, str]] = {
         "_发送 `详细` 查看完整排查清单和需要提供的信息。_",
     ),
     "footer": (
-        "_Offline answer from the built-in knowledge base; full research needs `ANTHROPIC_API_KEY`._",
-        "_以上为基于内置知识库的离线回答；完整研究需要配置 `ANTHROPIC_API_KEY`。_",
+        "_Offline answer from the built-in knowledge base; full research needs a model (`ANTHROPIC_API_KEY` or an OpenAI-compatible `OPENAI_BASE_URL`)._",
+        "_以上为基于内置知识库的离线回答；完整研究需要配置模型（`ANTHROPIC_API_KEY` 或 OpenAI 兼容的 `OPENAI_BASE_URL`）。_",
     ),
     "product_heading": ("**{name}:**", "**{name}：**"),
     # lookups
