@@ -56,3 +56,16 @@ def test_the_check_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert {"bot.settings", "bot.wiring"} <= imported_modules(sample)
+
+
+def test_reading_settings_loads_no_model_or_platform_sdk() -> None:
+    # Every process (and every CLI call) reads settings; the settings models live beside the code
+    # that uses them, so importing them must not drag in that code's SDKs (4 s of start-up each).
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    heavy = ("anthropic", "openai", "mcp", "telegram", "slack_sdk", "slack_bolt", "lark_oapi")
+    probe = f"import sys, bot.settings; print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
