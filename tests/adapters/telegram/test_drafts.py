@@ -2,42 +2,10 @@
 the verified answer is the only message left either way."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
-
-import pytest
-from telegram import Update
-
-from adapters.base import AdapterDeps
-from adapters.telegram import create_adapter
 from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.inbound import message_to_inbound
-from core.ingress import Ingress
-from core.messages import DRAFT_STAGE, InboundMessage, Progress, Reply, ReplyKind
-from tests.support.fake_telegram import TOKEN, FakeTelegram, group_chat, message_update
-
-GROUP = -100200300
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def adapter(tg: FakeTelegram, make_settings: Any, redis: Any, keys: Any) -> AsyncIterator[TelegramAdapter]:
-    settings = make_settings(telegram_bot_token=TOKEN, telegram_api_url=tg.api_url)
-    built = create_adapter(AdapterDeps(settings=settings, redis=redis, ingress=Ingress(redis, keys, 60)))
-    assert built is not None
-    yield built
-    await built.stop()
-
-
-async def inbound(adapter: TelegramAdapter, data: dict[str, Any]) -> InboundMessage:
-    message = message_to_inbound(Update.de_json(data, None), await adapter.identity())
-    assert message is not None
-    return message
+from core.messages import DRAFT_STAGE, Progress, Reply, ReplyKind
+from tests.support.fake_telegram import FakeTelegram, group_chat, message_update
+from tests.adapters.telegram.conftest import GROUP, inbound
 
 
 FINAL = Reply(ReplyKind.ANSWER, "Use **0.9.1** (verified).", "en")
