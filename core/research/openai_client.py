@@ -138,8 +138,7 @@ class OpenAIClient:
                     if "max_completion_tokens" in error and "max_tokens" in params:
                         # OpenAI's reasoning models take max_completion_tokens only.
                         dropped = {"max_tokens"}
-                        params = {**params, "max_completion_tokens": params["max_tokens"]}
-                        del params["max_tokens"]
+                        params = _without(params, dropped)
                         continue
                     drop = features_to_drop(error, params)
                     if drop:

@@ -70,6 +70,7 @@ class FakeOpenAI:
         models: tuple[str, ...] = ("fake-served-model",),
         reject_tools: bool = False,
         reject_stream_options: bool = False,
+        reject_max_tokens: bool = False,  # OpenAI's reasoning models take max_completion_tokens only
         cached_tokens: int = 0,
         api_key: str | None = None,  # when set, other keys get 401
     ) -> None:
@@ -79,6 +80,7 @@ class FakeOpenAI:
         self.models = models
         self.reject_tools = reject_tools
         self.reject_stream_options = reject_stream_options
+        self.reject_max_tokens = reject_max_tokens
         self.cached_tokens = cached_tokens
         self.api_key = api_key
         self.bodies: list[dict[str, Any]] = []  # every chat completion request body, in order
@@ -137,6 +139,8 @@ class FakeOpenAI:
             return _error(400, VLLM_TOOLS_ERROR)
         if self.reject_stream_options and "stream_options" in body:
             return _error(400, "Unrecognized request argument supplied: stream_options")
+        if self.reject_max_tokens and "max_tokens" in body:
+            return _error(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.")
         step = self._next(body)
         if isinstance(step, Fail):
             return _error(step.status, step.message)

@@ -170,3 +170,14 @@ def test_arguments_error_survives_the_wire_as_an_empty_object() -> None:
         model="m",
     )
     assert json.loads(params["messages"][1]["tool_calls"][0]["function"]["arguments"]) == {}
+
+
+async def test_a_model_that_wants_max_completion_tokens_gets_the_same_limit_under_that_name() -> None:
+    async with FakeOpenAI([Reply(content="one"), Reply(content="two")], reject_max_tokens=True) as server:
+        client = client_for(server)
+        assert (await client.complete(system="s", tools=[], messages=QUESTION)).text == "one"
+        assert (await client.complete(system="s", tools=[], messages=QUESTION)).text == "two"  # remembered
+        await client.aclose()
+    limits = [(b.get("max_tokens"), b.get("max_completion_tokens")) for b in server.bodies]
+    assert limits[0][1] is None and limits[0][0] is not None
+    assert limits[1:] == [(None, limits[0][0])] * 2
