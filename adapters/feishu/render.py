@@ -16,6 +16,7 @@ from typing import Any
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
+from core.untrusted_text import plain_line
 
 CARD_BODY_LIMIT = 30 * 1024  # bytes per card/post request body
 TEXT_BODY_LIMIT = 150 * 1024  # bytes per text request body
@@ -104,12 +105,13 @@ def to_card_markdown(markdown: str) -> str:
     return defang("\n".join(out))
 
 
-def _escape_link_text(text: str) -> str:
-    return text.replace("[", "(").replace("]", ")")
+def _link_text(source: Source) -> str:
+    # An issue's title is anyone's: plain text, never a nested link, emphasis or <at> tag.
+    return plain_line(source.title) or source.url
 
 
 def sources_markdown(sources: tuple[Source, ...], language: str) -> str:
-    items = [f"- [{_escape_link_text(s.title or s.url)}]({s.url})" for s in sources if _safe_url(s.url)]
+    items = [f"- [{_link_text(s)}]({s.url})" for s in sources if _safe_url(s.url)]
     if not items:
         return ""
     return f"**{labels(language)['sources']}**\n" + "\n".join(items)

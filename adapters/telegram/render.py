@@ -19,6 +19,7 @@ from adapters.common.codespans import code_spans
 from adapters.common.links import TITLE, URL, is_web_url
 from adapters.common.sources import sources_title
 from core.messages import Reply, Source
+from core.untrusted_text import plain_line
 
 # A word joiner after "@" stops Telegram from parsing a mention entity and is invisible.
 _MENTION = re.compile(r"(?<![\w.])@(?=[A-Za-z0-9_])")
@@ -216,7 +217,7 @@ def sources_markdown(sources: Iterable[Source], language: str) -> str:
         return ""
     lines = [f"**{sources_title(language)}**"]
     for n, source in enumerate(items, start=1):
-        title = source.title.replace("[", "(").replace("]", ")") or source.url
+        title = plain_line(source.title) or source.url  # an issue's title is anyone's: never markup
         lines.append(f"{n}. [{title}]({source.url})" if source.url else f"{n}. {title}")
     return "\n".join(lines)
 

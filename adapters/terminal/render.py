@@ -13,6 +13,7 @@ from typing import Any
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.sources import sources_title
 from core.messages import Reply
+from core.untrusted_text import plain_line
 
 # Linear: each part is possessive and a string body stops at the next ESC or string opener, so
 # every opener starts at most one scan and no scan runs past the next opener.
@@ -36,7 +37,8 @@ def strip_controls(text: str) -> str:
 def render_text(reply: Reply) -> str:
     body = sanitize_markdown_links(strip_controls(reply.text)).rstrip()
     if reply.sources:
-        lines = [_source_line(strip_controls(s.title), strip_controls(s.url)) for s in reply.sources]
+        # escape sequences out first, then plain text: an issue's title is anyone's, never markup
+        lines = [_source_line(plain_line(strip_controls(s.title)), strip_controls(s.url)) for s in reply.sources]
         body = f"{body}\n\n**{sources_title(reply.language)}**\n" + "\n".join(lines)
     return body
 

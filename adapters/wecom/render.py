@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.split import split_markdown
 from core.messages import Language, Progress, Reply, ReplyKind
+from core.untrusted_text import plain_line
 
 STREAM_LIMIT_BYTES = 20_480
 _ZWSP = "\u200b"
@@ -93,7 +94,8 @@ def render_reply(reply: Reply) -> str:
         if not all(line in parts[0] for line in numbered):  # the core usually lists them already
             parts.append("\n".join(numbered) + "\n\n" + text("choose", reply.language))
     if reply.sources:
-        lines = [f"{i}. {_link(defang(s.title), s.url)}" for i, s in enumerate(reply.sources, 1)]
+        # an issue's title is anyone's: plain text, never a link, emphasis or mention
+        lines = [f"{i}. {_link(defang(plain_line(s.title)), s.url)}" for i, s in enumerate(reply.sources, 1)]
         parts.append(f"**{text('sources', reply.language)}**\n" + "\n".join(lines))
     return "\n\n".join(p for p in parts if p)
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Literal
 
 from core.messages import Progress
-from core.research.citations import Evidence, find_urls, verify_answer
+from core.research.citations import Evidence, verify_answer
 from core.research.drafts import DraftReporter
 from core.research.loop import LoopLimits, LoopResult, run_loop
 from core.research.model import Message, ModelClient, TextBlock
@@ -71,8 +71,9 @@ class ResearchAgent:
             return ResearchOutcome(ok=False, text="", error=f"internal error ({type(exc).__name__})")
 
     async def _answer(self, request: ResearchRequest, progress: Callable[[Progress], Awaitable[None]]) -> ResearchOutcome:
+        # The allow-list is the knowledge base's own Source URLs (build.py passes canonical_urls()), never
+        # URLs found in text: the offline diagnostic quotes issue passages, and anyone can write an issue.
         evidence = Evidence(self._allowed_urls)
-        evidence.allow(find_urls(request.triage_markdown))  # the offline diagnostic cites the knowledge base
         messages = self.messages_for(request)
         result = await self._research(request, messages, evidence, progress)
         trace = tuple(result.trace)

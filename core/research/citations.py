@@ -9,6 +9,10 @@
 - *mentioned*: URLs and paths that only appear inside third-party text a tool passed on (issue bodies,
   comments, wiki prose, file contents). They are never sources: anyone can write a link into an issue.
 
+Nothing found in text is ever verified: not a link in an issue, nor one in the offline diagnostic the
+agent passes on (its knowledge-base links are verified because the allow-list holds the knowledge base's
+own Source URLs, core/research/repos.py `canonical_urls`).
+
 `verify_answer` keeps verified citations, replaces mentioned links by a note naming where they were
 mentioned, removes other links (and every non-http link), marks unverified paths, and returns the
 body and the verified sources apart (any Sources section the model wrote is taken out of the body);
@@ -27,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from core.messages import Language, Source
+from core.untrusted_text import plain_line
 
 # Longer URLs are cut at this length: no real citation is that long, and the bound keeps scans short.
 MAX_URL_CHARS = 2048
@@ -336,7 +341,8 @@ def verify_answer(answer: str, evidence: Evidence, language: Language) -> Verifi
     out = [code_block(part) if fenced else prose(part) for fenced, part in split_fences(body)]
     text = "".join(out).rstrip()
 
-    sources = tuple(cited.values())
+    # A title may be an issue's, written by anyone: plain text on every platform (a URL title stays a URL).
+    sources = tuple(Source(plain_line(s.title) or clean_url(s.url), s.url) for s in cited.values())
     # The body and its sources stay apart until rendering: each platform lists `sources` once, from
     # data. Only the warning that nothing was verified belongs to the body, since it qualifies it.
     if not sources:

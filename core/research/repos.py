@@ -122,6 +122,7 @@ def canonical_urls() -> tuple[str, ...]:
             refs += list(fact.sources)
     refs += [row.source for row in kb.matrix.rows] + [n.source for n in kb.matrix.notes]
     refs += [kb.matrix.policy.source, kb.matrix.install_order.source, kb.collect_env.source, kb.soc_version.source]
+    refs.append(kb.matrix.main_branch.source)  # the verified-commit file the main-branch lookup cites
     refs += [v.source for v in kb.env_vars]
     refs += [entry.source for entry in kb.code_map]
     refs += [doc.source for doc in (kb.doc(r.name) for r in REPOSITORIES) if doc is not None]

@@ -12,6 +12,7 @@ from core.index.passage import Passage, Retriever
 from core.messages import Language, Source
 from core.research.repos import find_repo, repo_names
 from core.research.tools.base import ToolArgs, ToolOutput, input_schema, short
+from core.untrusted_text import issue_label, plain_line
 
 MAX_PASSAGES = 5
 MAX_PASSAGE_LINES = 30
@@ -39,8 +40,12 @@ def render_passage(n: int, passage: Passage) -> str:
     numbered = "\n".join(f"{passage.start_line + i}| {line}" for i, line in enumerate(lines))
     if len(numbered) > MAX_PASSAGE_CHARS:
         numbered = numbered[:MAX_PASSAGE_CHARS] + "…"
-    where = passage.path if passage.kind == "issue" else f"{passage.path} L{passage.start_line}-{passage.end_line}"
-    return f"{n}. {passage.repo}: {where} ({passage.kind}) — {passage.title}\n{passage.url}\n{numbered}"
+    title = plain_line(passage.title)  # a doc heading or an issue title: plain text, whoever wrote it
+    if passage.kind == "issue":  # the model must know a stranger (or a maintainer) wrote this, not the docs
+        label = issue_label(passage.path, passage.title, passage.text)
+        return f"{n}. {passage.repo}: {passage.path} (issue, {label}) — {title}\n{passage.url}\n{numbered}"
+    where = f"{passage.path} L{passage.start_line}-{passage.end_line}"
+    return f"{n}. {passage.repo}: {where} ({passage.kind}) — {title}\n{passage.url}\n{numbered}"
 
 
 class SearchDocs:
