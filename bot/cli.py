@@ -1,4 +1,4 @@
-"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, doctor, eval."""
+"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, import, index, search, doctor, eval."""
 from __future__ import annotations
 
 import argparse
@@ -150,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("repos", nargs="*", help="owner/name (default: all)")
     sync.add_argument("--issues", action="store_true", help="download issues only, into DATA_DIR/issues (docs/issues-sync.md)")
     sync.add_argument("--max-pages", type=int, metavar="N", help="with --issues: stop each repository after N pages")
+    sync.add_argument("--full", action="store_true",
+                      help="with --issues: list everything now and drop the threads the host no longer lists")
+    imp = sub.add_parser("import", help="add issue/PR thread dumps (JSON Lines) to DATA_DIR/issues (docs/issues-sync.md)")
+    imp.add_argument("file", help="a .jsonl file, one thread per line")
+    imp.add_argument("--repo", metavar="OWNER/NAME", help="the repository of lines that do not name one")
     sub.add_parser("doctor", help="check configuration and connectivity")
 
     index = sub.add_parser("index", help="build or refresh the knowledge index from the local clones")
@@ -167,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sync" and args.max_pages is not None and (not args.issues or args.max_pages < 1):
         parser.error("--max-pages takes a positive number and only applies with --issues")
+    if args.command == "sync" and args.full and not args.issues:
+        parser.error("--full only applies with --issues")
     settings = Settings()
     quiet = args.command in ("ask", "chat", "eval", "search")
     from core.research.redact import Redactor  # noqa: PLC0415
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.issues:
             from bot.issues.sync import run_issues_sync  # noqa: PLC0415
 
-            return asyncio.run(run_issues_sync(settings, args.repos, args.max_pages))
+            return asyncio.run(run_issues_sync(settings, args.repos, args.max_pages, full=args.full))
         from bot.sync_command import run_sync  # noqa: PLC0415
 
         return asyncio.run(run_sync(settings, args.repos))
@@ -194,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot.eval.command import cmd_eval  # noqa: PLC0415
 
         return asyncio.run(cmd_eval(args, settings))
+    if args.command == "import":
+        from bot.import_command import run_import  # noqa: PLC0415
+
+        return run_import(settings, args.file, args.repo)
     if args.command == "index":
         from bot.index_command import run_index  # noqa: PLC0415
 

@@ -74,6 +74,8 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     issues_gitcode_min_interval_seconds: float = 1.2  # GitCode's default limit is said to be 50/min
     issues_http_timeout_seconds: float = 30.0
     issues_initial_since: str | None = None  # first sync only: skip issues not updated since (ISO date)
+    # every N days a sync lists everything (no `since`) and drops the threads the host no longer lists
+    issues_full_listing_days: float = Field(default=7.0, ge=0)
 
     @property
     def index_path(self) -> Path:

@@ -225,11 +225,29 @@ def compact_issue_file(data_dir: Path, repo: str) -> IssueFile:
     current = read_issue_file(path)
     if not path.exists():
         return current
+    _rewrite(path, current.issues)
+    return IssueFile(current.issues, 0, len(current.issues))
+
+
+def remove_issues(data_dir: Path, repo: str, numbers: Iterable[int]) -> int:
+    """Drop these thread numbers from the file (every version of each), compacting it on the way;
+    atomic like compact_issue_file. Returns how many stored threads were removed."""
+    path = issues_path(data_dir, repo)
+    gone = set(numbers)
+    current = read_issue_file(path)
+    kept = tuple(i for i in current.issues if i.number not in gone)
+    if not gone or len(kept) == len(current.issues):
+        return 0  # nothing to drop: leave the file (and its mtime) alone
+    _rewrite(path, kept)
+    return len(current.issues) - len(kept)
+
+
+def _rewrite(path: Path, issues: Iterable[StoredIssue]) -> None:
+    """Write to a temporary file, fsync, rename: a crash leaves the old file or the new one."""
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("wb") as handle:
-        for issue in current.issues:
+        for issue in issues:
             handle.write((json.dumps(issue.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
-    return IssueFile(current.issues, 0, len(current.issues))
