@@ -45,8 +45,10 @@ def local_conversation(
     settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
-    from bot.wiring import build_researcher, build_retriever, conversation_limits  # noqa: PLC0415
+    from bot.wiring import build_memory, build_researcher, build_retriever, conversation_limits  # noqa: PLC0415
+    from core.access import Allowlist  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
+    from core.resolution.team import MemoryTeamStore  # noqa: PLC0415
 
     researcher = None
     retriever = build_retriever(settings, warm=False)  # None without an index: answers go on without passages
@@ -63,6 +65,9 @@ def local_conversation(
         limits=conversation_limits(settings),
         on_research=on_research,
         retriever=retriever,
+        memory=build_memory(settings).current,
+        team=MemoryTeamStore(),
+        experts=Allowlist.parse(settings.experts),
     )
     return conversation, researcher
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from bot.settings import Settings
 from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, build_index
 from core.index.store import current_generation
+from core.issue_store import issues_dir
+from core.resolution.memory import RepoInput, build_memory
 from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
 
 
@@ -44,8 +46,18 @@ def refresh_index(settings: Settings, repos: list[str] | None, say=print) -> Bui
         say(f"{report.repo:36} commit {commit:12}  files {report.files:5}  units {report.units:6}  "
             f"changed {report.changed_files:5}{issues}  {report.seconds:5.1f} s")
 
-    return build_index(settings.index_path, index_sources(settings), rescan=set(repos) if repos else None,
-                       data_dir=settings.data_dir, progress=line)
+    sources = index_sources(settings)
+    result = build_index(settings.index_path, sources, rescan=set(repos) if repos else None,
+                         data_dir=settings.data_dir, progress=line, maintainers=settings.maintainers_for)
+    memory = build_memory(settings.index_path, settings.data_dir,
+                          [RepoInput(s.name, s.clone, settings.maintainers_for(s.name)) for s in sources])
+    if memory.threads:
+        say(f"resolutions: {memory.threads} threads, {memory.resolved} resolved, {memory.with_release} with a release, "
+            f"{memory.signatures} error signatures, {memory.seconds:.1f} s")
+    if memory.shallow:
+        say(f"resolutions: no release names for {', '.join(memory.shallow)}: shallow clones have no tags "
+            "(REPO_SYNC_MODE=blobless, then `python -m bot sync`)")
+    return result
 
 
 def run_index(settings: Settings, names: list[str]) -> int:
@@ -59,8 +71,9 @@ def run_index(settings: Settings, names: list[str]) -> int:
             print(f"no clone of {info.name} in {settings.repos_dir} (run `python -m bot sync {info.name}` first)")
             return 1
         wanted.append(info.name)
-    if not names and not any(_has_clone(local_path(settings.repos_dir, r)) for r in REPOSITORIES):
-        print(f"no clones in {settings.repos_dir} (run `python -m bot sync` first, or set REPOS_DIR)")
+    has_issues = any(issues_dir(settings.data_dir).glob("*/*.jsonl"))
+    if not names and not has_issues and not any(_has_clone(local_path(settings.repos_dir, r)) for r in REPOSITORIES):
+        print(f"no clones in {settings.repos_dir} and no downloaded issues (run `python -m bot sync` first, or set REPOS_DIR)")
         return 1
     try:
         result = refresh_index(settings, wanted or None)

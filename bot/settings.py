@@ -53,6 +53,8 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     allowed_workspaces: list[str] = Field(default_factory=list)
     allowed_channels: list[str] = Field(default_factory=list)
     allowed_users: list[str] = Field(default_factory=list)
+    # who may `save as answer` in a thread (platform-qualified like the allowlists; empty: nobody)
+    experts: list[str] = Field(default_factory=list)
     rate_limit_user_per_hour: int = 30
     rate_limit_channel_per_hour: int = 120
     daily_token_budget: int = 5_000_000  # shared by everyone
@@ -68,7 +70,7 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     issues_page_size: int = Field(default=100, ge=1, le=100)  # both APIs cap per_page at 100
     issues_body_max_chars: int = 20_000  # longer bodies (pasted logs) are cut, with a marker
     issues_comment_max_chars: int = 4_000
-    issues_max_comments: int = 5  # maintainer (GitHub) or last (GitCode) comments kept per closed issue
+    issues_max_comments: int = 10  # last comments kept per issue (a maintainer's fix is kept over older chatter)
     issues_retries: int = 5  # attempts after a 5xx or a network error, with exponential backoff
     issues_max_wait_seconds: float = 900.0  # a longer rate-limit wait stops the repo; a rerun resumes
     issues_gitcode_min_interval_seconds: float = 1.2  # GitCode's default limit is said to be 50/min
@@ -76,6 +78,13 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     issues_initial_since: str | None = None  # first sync only: skip issues not updated since (ISO date)
     # every N days a sync lists everything (no `since`) and drops the threads the host no longer lists
     issues_full_listing_days: float = Field(default=7.0, ge=0)
+    # Maintainers where the host says nothing of roles (GitCode, imports), JSON by repository:
+    # {"verylucky01/MindIE-LLM": ["login"], "*": ["login-for-all"]}; commenters active on 3+ threads
+    # they did not open count too (core/resolution/extract.py).
+    issues_maintainers: dict[str, list[str]] = Field(default_factory=dict)
+
+    def maintainers_for(self, repo: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.issues_maintainers.get("*", []), *self.issues_maintainers.get(repo, [])]))
 
     @property
     def index_path(self) -> Path:

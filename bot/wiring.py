@@ -92,6 +92,13 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
     return index
 
 
+def build_memory(settings: Settings) -> Any:
+    """Resolution memory of the index directory (empty until `python -m bot index` has read issues)."""
+    from core.resolution.memory import MemoryFile  # noqa: PLC0415
+
+    return MemoryFile(settings.index_path, check_every=settings.index_check_seconds)
+
+
 def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any = None) -> Any:
     """The research agent when a model key is set, else None (offline triage)."""
     if not settings.llm_enabled:
@@ -101,7 +108,7 @@ def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any 
     except ImportError:
         log.warning("research agent is not available in this build; answering offline")
         return None
-    return research.build_research_agent(settings, redis, keys, retriever=retriever)
+    return research.build_research_agent(settings, redis, keys, retriever=retriever, memory=build_memory(settings).current)
 
 
 class PlatformStartupError(ValueError):
@@ -144,7 +151,9 @@ def build_components(
     ingress = Ingress(client, keys, settings.dedupe_ttl_seconds, access, on_submit=metrics.count_event)
     researcher = None
     if conversation is None:
+        from core.access import Allowlist  # noqa: PLC0415
         from core.conversation import Conversation  # noqa: PLC0415
+        from core.resolution.team import RedisTeamStore  # noqa: PLC0415
 
         retriever = build_retriever(settings)
         researcher = build_researcher(settings, client, keys, retriever)
@@ -155,6 +164,9 @@ def build_components(
             budget=TokenBudget(client, keys, settings.daily_token_budget, settings.user_daily_token_budget),
             on_research=metrics.observe_research,
             retriever=retriever,
+            memory=build_memory(settings).current,
+            team=RedisTeamStore(client, keys),
+            experts=Allowlist.parse(settings.experts),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
     components = Components(

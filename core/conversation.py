@@ -25,6 +25,14 @@ from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
+from core.resolution.answer import SEARCH_RANK, Match, deciding_repo
+from core.resolution.answer import find as find_resolution
+from core.resolution.focus import LogFocus, focus
+from core.resolution.memory import ResolutionMemory
+from core.resolution.team import QUESTION_CHARS, TeamAnswer, TeamStore, saved_answer_text
+from core.resolution.team import best_match as best_team_match
+from core.resolution.team import lead as team_lead
+from core.access import Allowlist
 from core.triage import shared_lookups, triage, triage_details
 
 log = logging.getLogger(__name__)
@@ -88,8 +96,14 @@ class Conversation:
         budget: TokenBudget | None = None,
         on_research: Callable[[Any], None] | None = None,
         retriever: Retriever | None = None,
+        memory: Callable[[], ResolutionMemory] | None = None,
+        team: TeamStore | None = None,
+        experts: Allowlist = Allowlist(),
     ) -> None:
+        self._team = team  # experts' saved answers, per workspace
+        self._experts = experts  # who may save them (empty: nobody)
         self._retriever = retriever  # the knowledge index: passages quoted in offline answers
+        self._memory = memory  # resolved threads (built with the index): what fixed this before
         self._on_research = on_research  # metrics hook: sees each research outcome (usage, trace)
         self._sessions = sessions
         self._researcher = researcher
@@ -114,6 +128,9 @@ class Conversation:
                 return Reply(ReplyKind.NOTICE, text("reset", language), language)
             if word in _DETAILS_WORDS:
                 return self._details(session, language)
+            saved = saved_answer_text(body)
+            if saved is not None:
+                return await self._save_team_answer(message, session, saved, language)
             if _TRACE_PATTERN.match(body):
                 shown = trace_text(session.last_trace, language) if session.last_trace else text("no_trace", language)
                 return Reply(ReplyKind.NOTICE, shown, language)
@@ -135,6 +152,12 @@ class Conversation:
         analysed = analysis_window(body)
         await progress(Progress(text("progress_routing", language), stage="routing", language=language))
         decision = route(analysed, session_repos=session.repos)
+        if decision.action != "answer" and pending is None:
+            teammate = await self._team_answer(message, focus(analysed))
+            settled = teammate.repo_names if teammate is not None else ()
+            settled = settled or await self._settled_by_threads(analysed, decision)
+            if settled:
+                return await self._answer(message, body, settled, language, progress, clarified=False)
         if decision.action == "out_of_scope":
             await self._remember_question(key, body)
             return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
@@ -206,9 +229,14 @@ class Conversation:
         session = await self._sessions.load(key)
         analysed = analysis_window(question)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing", language=language))
+        seen = focus(analysed)  # a pasted log is searched by its decisive lines, not the whole paste
+        query = seen.query() or analysed
         # Only the routed products' passages: another product's doc is the wrong product's advice.
-        passages = tuple(p for p in await self._passages(analysed, repos) if not repos or p.repo in repos)
-        offline = triage(analysed, repos, language, known_env=session.env, passages=passages)
+        passages = tuple(p for p in await self._passages(query, repos) if not repos or p.repo in repos)
+        resolved = await self._resolution(seen, query, repos)
+        teammate = await self._team_answer(message, seen)
+        offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
+                         team_lead=team_lead(teammate, language) if teammate is not None else "")
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
@@ -281,6 +309,73 @@ class Conversation:
         except Exception:  # noqa: BLE001 - the diagnostic answer must not depend on the index
             log.warning("knowledge index search failed", exc_info=True)
             return ()
+
+    async def _save_team_answer(self, message: InboundMessage, session: Session, answer: str, language: Language) -> Reply:
+        if self._team is None or not self._experts.raw:
+            return Reply(ReplyKind.NOTICE, text("team_off", language), language)
+        if not self._experts.entries_for(message.platform) or not self._experts.admits(message.platform, message.sender):
+            return Reply(ReplyKind.NOTICE, text("team_not_expert", language), language)
+        question = next((t.text for t in reversed(session.turns) if t.role == "user"), None)
+        if question is None:
+            return Reply(ReplyKind.NOTICE, text("team_no_question", language), language)
+        if not answer:
+            return Reply(ReplyKind.NOTICE, text("team_empty", language), language)
+        item = TeamAnswer(message.platform, message.workspace, message.channel, message.sender_name or message.sender,
+                          question[:QUESTION_CHARS], answer, date.fromtimestamp(self._clock()).isoformat(), ",".join(session.repos))
+        await self._team.add(item)
+        return Reply(ReplyKind.NOTICE, text("team_saved", language), language)
+
+    async def _team_answer(self, message: InboundMessage, seen: LogFocus) -> TeamAnswer | None:
+        """An expert's saved answer from this workspace (never another's) that meets the question."""
+        if self._team is None:
+            return None
+        try:
+            return best_team_match(await self._team.of_workspace(message.platform, message.workspace), seen)
+        except RedisError:  # the rest of the answer does not depend on it
+            log.warning("team answers unavailable; Redis error")
+            return None
+
+    async def _settled_by_threads(self, analysed: str, decision: RouteDecision) -> tuple[str, ...]:
+        """Repositories a resolved thread settles when the router would ask or decline.
+
+        Users rarely name the product; their error line does. When the question's decisive line
+        is the signature of a resolved thread, or the index ranks a resolved thread first with
+        specific words in common, that thread's repository is the answer's (within the options
+        the router offered; a decline is overruled only by an exact error signature)."""
+        if self._memory is None:
+            return ()
+        seen = focus(analysed)
+        candidates = tuple(dict.fromkeys((*decision.repos, *(o.repo for o in decision.options))))
+        scope = candidates if decision.action == "clarify" else ()
+        match = await self._resolution(seen, seen.query() or analysed, scope)
+        if match is not None and (decision.action == "clarify" or match.via == "signature"):
+            return tuple(dict.fromkeys((*decision.repos, match.record.repo)))
+        if decision.action != "clarify" or self._retriever is None:
+            return ()
+        try:  # an unresolved thread still tells where the question belongs
+            threads = await asyncio.to_thread(self._retriever.search, seen.query() or analysed, scope, 1, "issue")
+            repo = deciding_repo(self._memory(), seen, threads)
+        except Exception:  # noqa: BLE001 - asking is the safe fallback
+            log.warning("thread lookup for routing failed", exc_info=True)
+            return ()
+        return tuple(dict.fromkeys((*decision.repos, repo))) if repo in candidates else ()
+
+    async def _resolution(self, seen: LogFocus, query: str, repos: tuple[str, ...]) -> Match | None:
+        """The resolved thread this question matches with confidence, if any (a failure costs only it)."""
+        if self._memory is None:
+            return None
+        try:
+            memory = self._memory()
+            if not len(memory):
+                return None
+            threads: list[Passage] = []
+            if self._retriever is not None:
+                found = await asyncio.to_thread(self._retriever.search, query, repos, SEARCH_RANK, "issue")
+                threads = [p for p in found if not repos or p.repo in repos]
+            return find_resolution(memory, seen, repos, threads)
+        except Exception:  # noqa: BLE001 - the diagnostic answer must not depend on the memory
+            log.warning("resolution lookup failed", exc_info=True)
+            return None
 
     async def _remember_question(self, key: str, question: str) -> None:
         def store(s: Session) -> Session:

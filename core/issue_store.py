@@ -20,7 +20,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-_SCHEMA = 1
+_SCHEMA = 2  # 2: pull requests, the thread's author, comment dates (1 reads as issues without them)
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class IssueComment:
     author: str
     association: str  # GitHub's author_association (OWNER/MEMBER/COLLABORATOR…); "" on GitCode
     body: str
+    created_at: str = ""  # ISO 8601 when the host gave it; orders a reporter's "works now" after a fix
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,13 @@ class StoredIssue:
     updated_at: str
     closed_at: str | None
     comments: tuple[IssueComment, ...] = ()
+    author: str = ""  # who opened the thread: their later "solved after …" is the reporter's word
+    kind: str = "issue"  # "issue" or "pull" (a pull request: its body names the issues it fixes)
+    merged: bool = False  # pull requests only
+
+    @property
+    def is_pull(self) -> bool:
+        return self.kind == "pull"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,7 +65,12 @@ class StoredIssue:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "closed_at": self.closed_at,
-            "comments": [{"author": c.author, "association": c.association, "body": c.body} for c in self.comments],
+            "comments": [
+                {"author": c.author, "association": c.association, "body": c.body, "created_at": c.created_at} for c in self.comments
+            ],
+            "author": self.author,
+            "kind": self.kind,
+            "merged": self.merged,
         }
 
     @classmethod
@@ -75,6 +88,9 @@ class StoredIssue:
         if isinstance(number, bool) or not isinstance(number, int):
             raise TypeError("number is not an integer")
         closed_at = obj.get("closed_at")
+        kind = obj.get("kind", "issue")
+        if kind not in ("issue", "pull"):
+            raise ValueError("kind is neither issue nor pull")
         return cls(
             repo=_str(obj["repo"]),
             number=number,
@@ -87,9 +103,12 @@ class StoredIssue:
             updated_at=_str(obj["updated_at"]),
             closed_at=None if closed_at is None else _str(closed_at),
             comments=tuple(
-                IssueComment(_str(c["author"]), _str(c.get("association", "")), _str(c.get("body", "")))
+                IssueComment(_str(c["author"]), _str(c.get("association", "")), _str(c.get("body", "")), _str(c.get("created_at") or ""))
                 for c in comments
             ),
+            author=_str(obj.get("author") or ""),
+            kind=kind,
+            merged=obj.get("merged") is True,
         )
 
 

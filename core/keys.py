@@ -75,6 +75,10 @@ class Keys:
     def trace(self, trace_id: str) -> str:
         return f"{self.prefix}:trace:{trace_id}"
 
+    # team resolutions: one list per platform and workspace, never read across them
+    def team_answers(self, platform: str, workspace: str) -> str:
+        return f"{self.prefix}:team:{platform}:{_digest(workspace)}"
+
     # adapter-owned state (stream buffers, callback data, tokens); `platform` namespaces it
     def adapter_state(self, platform: str, name: str) -> str:
         return f"{self.prefix}:{platform}:{name}"

@@ -53,6 +53,26 @@ _TEXTS: dict[str, dict[str, str]] = {
         "en": "There is no earlier question in this thread to expand. Ask your question first, then send `details`.",
         "zh": "本话题中还没有可以展开的问题。请先提问，再发送 `详细`。",
     },
+    "team_saved": {
+        "en": "Saved as this workspace's answer to the thread's question. The next time someone here asks it, they get your answer first, with your name.",
+        "zh": "已保存为本工作区对该问题的回答。之后这里有人问到同样的问题，会先看到你的回答并注明出处。",
+    },
+    "team_not_expert": {
+        "en": "Only the experts listed in EXPERTS can save answers for the team.",
+        "zh": "只有 EXPERTS 中列出的专家可以为团队保存回答。",
+    },
+    "team_no_question": {
+        "en": "There is no question in this thread to attach an answer to. Use `save as answer: …` in the thread of the question.",
+        "zh": "本话题中没有可以关联的问题。请在提问的话题里发送 `保存答案：……`。",
+    },
+    "team_empty": {
+        "en": "Write the answer after the command: `save as answer: <the answer>`.",
+        "zh": "请在命令后写上回答：`保存答案：<回答内容>`。",
+    },
+    "team_off": {
+        "en": "Saving team answers is not set up here (it needs EXPERTS and a Redis-backed deployment).",
+        "zh": "本部署未开启团队回答保存（需要配置 EXPERTS 并使用 Redis）。",
+    },
     "no_trace": {
         "en": "I have no research trace for this thread yet: the last answer used no tools.",
         "zh": "本话题还没有检索记录：上一个回答没有调用工具。",

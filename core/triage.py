@@ -41,6 +41,8 @@ from core.knowledge_base import (
 )
 from core.messages import Language, Source
 from core.signals import Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
+from core.resolution.answer import Match
+from core.resolution.answer import lead as resolution_lead
 from core.triage_texts import Text
 
 VerdictStatus = Literal["match", "mismatch", "unknown", "info", "expected"]
@@ -760,13 +762,13 @@ def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHAR
 
 
 # Links inside quoted repository text are not our citations (the passage's permalink is), and a
-# cut excerpt would show half a URL that leads nowhere: keep a link's words, drop bare URLs.
-_MD_LINK = re.compile(r"!?\[([^\]\n]{0,300})\]\([^)\s]{0,1000}\)")
-_BARE_URL = re.compile(r"(?:https?|ftp)://[^\s)>\]]{1,2000}")
+# cut excerpt would show half a URL that leads nowhere: keep a link's words, drop every URL, in any
+# letter case, and the scheme-less hosts chat apps link by themselves (core/untrusted_text.py).
+from core.untrusted_text import drop_links, issue_label, plain_line  # noqa: E402 - beside its only users
 
 
 def _unlinked(line: str) -> str:
-    return _BARE_URL.sub("", _MD_LINK.sub(r"\1", line)).strip()
+    return drop_links(line).strip()
 
 
 def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int = 0) -> tuple[str, list[Source]]:
@@ -779,7 +781,12 @@ def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int =
     lines, sources = [], []
     for p in chosen:
         excerpt = passage_excerpt(p, terms, limit).replace("`", "'")
-        lines.append(f"- **{p.title}** ({p.repo}: `{p.path}`)\n  > {excerpt}")
+        # Titles are written by whoever wrote the doc or opened the issue: plain text, never markup.
+        path = p.path.replace("`", "'")
+        where = f"{p.repo}: `{path}`"
+        if p.kind == "issue":  # a reader (and the research model) must see who wrote it
+            where += ", " + issue_label(p.path, p.title, p.text, t.language)
+        lines.append(f"- **{plain_line(p.title)}** ({where})\n  > {excerpt}")
         sources.append(Source(title=f"{p.repo}: {p.path}", url=p.url))
     return t("passages") + "\n" + "\n".join(lines), sources
 
@@ -811,8 +818,13 @@ def triage(
     passages: Sequence[Passage] = (),
     *,
     kb: KnowledgeBase | None = None,
+    resolution: Match | None = None,
+    team_lead: str = "",
 ) -> TriageResult:
-    """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge."""
+    """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
+
+    A resolved thread that matched the question with confidence leads (what fixed it, who said so,
+    the release); the diagnostic follows as what else to check."""
     kb = kb or load_knowledge_base()
     t = Text(language)
     question = text if isinstance(text, str) else ""
@@ -821,10 +833,17 @@ def triage(
 
     parts: list[str] = []
     refs: list[str] = []
+    thread_sources: list[Source] = []
+    if team_lead:  # a teammate's saved answer from this workspace comes first
+        parts.append(team_lead)
+    if resolution is not None:
+        lead_text, thread_sources = resolution_lead(resolution, t.language)
+        parts.append(lead_text)
+        passages = [p for p in passages if p.url not in {s.url for s in thread_sources}]
     found = _conclusion(report, t) if routed and report.kind == "problem" else None
     if found is not None:
         conclusion, steps, commands, found_refs = found
-        parts.append(t("conclusion") + conclusion)
+        parts.append(t("otherwise" if resolution is not None or team_lead else "conclusion") + conclusion)
         refs += found_refs
     else:
         steps, commands = [], []
@@ -832,7 +851,7 @@ def triage(
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text_en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
-    if found is None:
+    if found is None and resolution is None and not team_lead:  # already answered: no "nothing matched"
         if not lookups and not report.code_entries:
             parts.append(t("nothing"))
         else:
@@ -847,7 +866,7 @@ def triage(
     passage_text, passage_sources = _passages_block(passages, question, t, used=sum(len(p) for p in parts) + 250)
     if passage_text:
         parts.append(passage_text)
-    elif found is None and not lookups and not report.code_entries:
+    elif found is None and resolution is None and not team_lead and not lookups and not report.code_entries:
         parts.append(t("nothing_passages"))
     docs_text, doc_sources = _docs_line(routed, t, kb)
     parts.append(docs_text)
@@ -857,7 +876,7 @@ def triage(
 
     answer = "\n\n".join(p for p in parts if p)
     fact_sources = [_fact_source(f, kb) for f in report.product_facts if any(r in f.products for r in routed)]
-    sources = _unique_sources([*(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
+    sources = _unique_sources([*thread_sources, *(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
     return TriageResult(text=answer, sources=sources, signals=report.signals, report=report)
 
 

@@ -5,6 +5,8 @@ from core.messages import Language
 
 T: dict[str, tuple[str, str]] = {
     "conclusion": ("**Conclusion:** ", "**结论：**"),
+    # after a resolved thread led: the knowledge base's pattern is the next thing to check, not the verdict
+    "otherwise": ("**If that does not fit:** ", "**如果不是上述情况：**"),
     "c_version": (
         "Version misalignment: vllm-ascend {va} belongs to the matrix row with vLLM {expected}, but you run vLLM {found}. "
         "Align both to one row before debugging anything else.",

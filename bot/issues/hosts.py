@@ -6,10 +6,12 @@ already read, so later pages only shift by one and repeat an item instead of ski
 moved issue is picked up by the next run because its updated_at is newer than the saved `since`.
 GitHub's next page is the Link header's (a cursor on large listings), GitCode's a page number.
 
-GitHub lists pull requests among issues (they carry a `pull_request` key): they are dropped.
-Comments are fetched only for closed issues with comments: on GitHub those by the maintainers
-(author_association OWNER/MEMBER/COLLABORATOR), on GitCode, which has no association, the last
-few, where the closing answer usually is.
+GitHub lists pull requests among issues (they carry a `pull_request` key): they are kept as
+kind "pull" with their merged flag, because a pull request's body names the issues it fixes and
+its merge commit leads to the release that shipped the fix. Comments are fetched for issues that
+have any (not for pull requests, whose review chatter resolves nothing): the last few, with each
+author's association, so resolution records can tell a maintainer's fix from the reporter's own
+"works now". GitCode has no association; core/resolution decides its maintainers.
 """
 from __future__ import annotations
 
@@ -30,13 +32,13 @@ class Limits:
     page_size: int = 100
     body_chars: int = 20_000
     comment_chars: int = 4_000
-    max_comments: int = 5
+    max_comments: int = 10
 
 
 @dataclass(frozen=True)
 class ListedPage:
-    items: tuple[dict[str, Any], ...]  # issues only, raw API objects
-    pull_requests: int  # dropped from this page
+    items: tuple[dict[str, Any], ...]  # issues and pull requests, raw API objects
+    pull_requests: int  # how many of the items are pull requests
     has_next: bool
     next_path: str | None = None  # GitHub: where the Link header says the next page is
 
@@ -70,16 +72,23 @@ def item_number(item: dict[str, Any]) -> int:
     raise BadItem("number")
 
 
-def _is_pull_request(item: dict[str, Any]) -> bool:
+def is_pull_request(item: dict[str, Any]) -> bool:
     return bool(item.get("pull_request")) or item.get("issue_type") == "pull_request"
+
+
+def _merged(item: dict[str, Any]) -> bool:
+    """GitHub's listing says it in pull_request.merged_at; the pulls endpoint and dumps in `merged`."""
+    pull = item.get("pull_request")
+    if isinstance(pull, dict) and pull.get("merged_at"):
+        return True
+    return item.get("merged") is True or bool(item.get("merged_at"))
 
 
 def _split(data: Any) -> tuple[tuple[dict[str, Any], ...], int]:
     if not isinstance(data, list):
         raise BadItem("the listing is not a JSON array")
-    objects = [x for x in data if isinstance(x, dict)]
-    issues = tuple(x for x in objects if not _is_pull_request(x))
-    return issues, len(objects) - len(issues)
+    objects = tuple(x for x in data if isinstance(x, dict))
+    return objects, sum(1 for x in objects if is_pull_request(x))
 
 
 def _body(item: dict[str, Any], key: str = "body") -> str:
@@ -124,9 +133,9 @@ class GitHubIssues:
         found: list[IssueComment] = []
         for response in pages:
             for c in response.data if isinstance(response.data, list) else []:
-                if isinstance(c, dict) and c.get("author_association") in MAINTAINER_ROLES:
-                    found.append(IssueComment(_login(c), str(c["author_association"]), clip(_body(c), self.limits.comment_chars)))
-        return tuple(found[-self.limits.max_comments :])
+                if isinstance(c, dict):
+                    found.append(_comment(c, str(c.get("author_association") or ""), self.limits))
+        return _keep(found, self.limits.max_comments)
 
 
 class GitCodeIssues:
@@ -147,7 +156,30 @@ class GitCodeIssues:
         path = f"/repos/{repo.issue_repo}/issues/{item_number(item)}/comments"
         response = await self.client.get(path, {"per_page": self.limits.max_comments, "order": "desc"})
         newest_first = [c for c in response.data if isinstance(c, dict)] if isinstance(response.data, list) else []
-        return tuple(IssueComment(_login(c), "", clip(_body(c), self.limits.comment_chars)) for c in reversed(newest_first))
+        return tuple(_comment(c, "", self.limits) for c in reversed(newest_first))
+
+
+def _comment(c: dict[str, Any], association: str, limits: Limits) -> IssueComment:
+    created = c.get("created_at")
+    try:
+        when = utc_iso(created) if isinstance(created, str) and created else ""
+    except ValueError:
+        when = ""
+    return IssueComment(_login(c), association, clip(_body(c), limits.comment_chars), when)
+
+
+def _keep(comments: list[IssueComment], limit: int) -> tuple[IssueComment, ...]:
+    """The last `limit` comments, but a maintainer's comment before them is kept in place of the
+    oldest non-maintainer one: the fix is often followed by several "me too" lines."""
+    if len(comments) <= limit:
+        return tuple(comments)
+    tail = comments[-limit:]
+    earlier_maintainers = [c for c in comments[:-limit] if c.association in MAINTAINER_ROLES]
+    while earlier_maintainers and any(c.association not in MAINTAINER_ROLES for c in tail):
+        drop = next(i for i, c in enumerate(tail) if c.association not in MAINTAINER_ROLES)
+        tail = [*tail[:drop], *tail[drop + 1 :]]
+        tail.insert(0, earlier_maintainers.pop())
+    return tuple(tail)
 
 
 def _gitcode_has_next(response: ApiResponse, page: int, count: int, page_size: int) -> bool:
@@ -165,7 +197,7 @@ def _page_of(url: str | None) -> int | None:
 
 
 def wants_comments(item: dict[str, Any]) -> bool:
-    if _state(item) != "closed":
+    if is_pull_request(item):
         return False
     count = item.get("comments")
     return not isinstance(count, int) or count > 0  # unknown count: ask
@@ -185,9 +217,10 @@ def to_stored(repo: RepoInfo, item: dict[str, Any], comments: tuple[IssueComment
         closed = utc_iso(str(closed_raw)) if closed_raw else None
     except (KeyError, ValueError) as exc:
         raise BadItem(f"dates of #{number}") from exc
-    url = item.get("html_url")
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        url = f"{repo.web_url}/issues/{number}"
+    pull = is_pull_request(item)
+    # The URL is ours, never the item's: an answer cites it as verified, so it must point at
+    # this repository's own thread whatever a host or an import file claims.
+    url = f"{repo.web_url}/{'pull' if pull else 'issues'}/{number}"
     labels = tuple(
         str(label["name"]) if isinstance(label, dict) else str(label)
         for label in item.get("labels") or []
@@ -206,4 +239,7 @@ def to_stored(repo: RepoInfo, item: dict[str, Any], comments: tuple[IssueComment
         updated_at=updated,
         closed_at=closed,
         comments=comments,
+        author=_login(item) if isinstance(item.get("user"), dict) else "",
+        kind="pull" if pull else "issue",
+        merged=pull and _merged(item),
     )

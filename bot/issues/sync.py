@@ -91,7 +91,7 @@ class RepoOutcome:
                 return f"{self.repo}: failed: {self.error}"
             kept = f"{self.pages} page(s) stored this run; " if self.pages else ""
             return f"{self.repo}: failed: {self.error} ({kept}a rerun resumes)"
-        text = f"{self.repo}: {self.new} new, {self.updated} updated issues, {self.pages} page(s), {self.seconds:.1f} s"
+        text = f"{self.repo}: {self.new} new, {self.updated} updated threads, {self.pages} page(s), {self.seconds:.1f} s"
         if self.skipped:
             text += f", {self.skipped} unusable item(s) skipped"
         if self.removed:

@@ -152,7 +152,8 @@ def scan_issues(issues: Iterable[IssueUnit], cache: dict[str, Any]) -> tuple[dic
             continue
         changed += 1
         body = tokenize(issue.text)
-        new[key] = {"key": issue.version, "url": issue.url, "units": [[issue.title, 1, issue.text.count("\n") + 1, "issue",
+        new[key] = {"key": issue.version, "url": issue.url, "path": issue.path or f"issues/{issue.number}",
+                    "units": [[issue.title, 1, issue.text.count("\n") + 1, "issue",
                     issue.text[:MAX_TEXT_CHARS], " ".join(body), " ".join(tokenize(issue.title))]]}
     return {**cache, "issues": new}, changed
 
@@ -165,6 +166,7 @@ def build_index(
     data_dir: Path | None = None,
     params: RankingParams = DEFAULT_PARAMS,
     progress: Callable[[RepoReport], None] | None = None,
+    maintainers: Callable[[str], tuple[str, ...]] = lambda _repo: (),
 ) -> BuildResult:
     """Scan the clones named in `rescan` (None: all), reuse the cache for the rest, write a generation."""
     started = time.monotonic()
@@ -192,7 +194,7 @@ def build_index(
                 else:
                     note = "no clone"
                 if data_dir is not None:
-                    cache, issues_changed = scan_issues(issue_units(data_dir, source.name), cache)
+                    cache, issues_changed = scan_issues(issue_units(data_dir, source.name, maintainers(source.name)), cache)
                 else:
                     issues_changed = 0
                 after = (cache.get("commit"), sorted(cache.get("files", {})), sorted(cache.get("issues", {})))
@@ -248,7 +250,7 @@ def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, 
             file_no += 1
         for number, entry in sorted(cache.get("issues", {}).items(), key=lambda kv: int(kv[0])):
             for unit in entry["units"]:
-                add(repo_id, f"issues/{number}", entry["url"], unit, [])
+                add(repo_id, entry.get("path", f"issues/{number}"), entry["url"], unit, [])
             file_no += 1
 
     n_units = len(lengths)

@@ -29,14 +29,18 @@ from core.secrets import secret
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from collections.abc import Callable
+
     from core.index.passage import Retriever
+    from core.resolution.memory import ResolutionMemory
     from core.research.settings import ResearchSettings
 
 __all__ = ["build_registry", "build_research_agent", "model_client"]
 
 
 def build_registry(
-    settings: "ResearchSettings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient, retriever: "Retriever | None" = None
+    settings: "ResearchSettings", redis: "Redis | None", keys: Keys, http: httpx.AsyncClient, retriever: "Retriever | None" = None,
+    memory: "Callable[[], ResolutionMemory] | None" = None,
 ) -> ToolRegistry:
     """The read-only tools, wired from settings (search_docs only when a knowledge index is there)."""
 
@@ -54,8 +58,8 @@ def build_registry(
         LookupDiagnostics(timeout=timeout),
         SearchCode(repos, settings.cache_ttl_code_seconds, timeout),
         ReadFile(repos, settings.cache_ttl_code_seconds, timeout),
-        SearchIssues(apis, settings.cache_ttl_issues_seconds, timeout),
-        GetIssue(apis, settings.cache_ttl_issues_seconds, timeout),
+        SearchIssues(apis, settings.cache_ttl_issues_seconds, timeout, local=retriever, memory=memory),
+        GetIssue(apis, settings.cache_ttl_issues_seconds, timeout, memory=memory),
         AskDeepWiki(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
         ReadWikiStructure(deepwiki, settings.cache_ttl_deepwiki_seconds, settings.deepwiki_timeout_seconds),
     ]
@@ -95,6 +99,7 @@ def build_research_agent(
     *,
     client: ModelClient | None = None,
     retriever: "Retriever | None" = None,
+    memory: "Callable[[], ResolutionMemory] | None" = None,
 ) -> ResearchAgent | None:
     """The research agent, or None when no model key is configured."""
     if client is None and not settings.llm_enabled:
@@ -103,7 +108,7 @@ def build_research_agent(
     client = client or model_client(settings)
     return ResearchAgent(
         client=client,
-        registry=build_registry(settings, redis, keys, http, retriever),
+        registry=build_registry(settings, redis, keys, http, retriever, memory),
         redactor=Redactor.from_settings(settings),
         limits=LoopLimits(max_steps=settings.research_max_steps, deadline_seconds=settings.research_deadline_seconds),
         allowed_urls=canonical_urls(),

@@ -10,14 +10,20 @@ from __future__ import annotations
 from core.messages import Language
 from core.research.repos import REPOSITORIES
 from core.research.tools.registry import wrap_untrusted
+from core.resolution.answer import LEAD_PREFIXES as RESOLUTION_LEADS
+from core.resolution.team import LEAD_MARKERS as TEAM_MARKERS
+from core.resolution.team import LEAD_PREFIXES as TEAM_LEADS
 from core.triage_texts import T
 
-# The heading of the offline answer's quoted passages (core/triage.py `_passages_block`), in both languages.
-_PASSAGES_HEADINGS = T["passages"]
+# Paragraphs of the offline answer that quote strangers: the passages block (core/triage.py
+# `_passages_block`) and the leads that quote an issue thread or a colleague (core/resolution).
+_PASSAGES_HEADINGS = (*T["passages"], *RESOLUTION_LEADS, *TEAM_LEADS)
 _QUOTED_PASSAGES_NOTE = (
     "Passages the offline diagnostic quoted from the knowledge index: repository docs and code, and issues "
     "(each issue passage says who wrote it: \"from issue #N, written by a user\" or \"... by a maintainer\"; in "
-    "Chinese 由用户撰写 / 由维护者撰写). They are not knowledge-base facts, and links in them are not sources."
+    "Chinese 由用户撰写 / 由维护者撰写), and leads that quote how an issue thread was resolved (\"Resolved before\": "
+    "who said it, the fixing pull request, the first release containing it) or what a colleague saved as the "
+    "answer. They are not knowledge-base facts, and links in them are not sources."
 )
 
 _REPO_LINES = "\n".join(
@@ -43,6 +49,11 @@ release pins CANN and torch_npu versions; main pins a vLLM commit, which has no 
 API), consult vllm-project/vllm as well; for Ascend-specific configuration, graph mode, installation and bugs, \
 vllm-ascend alone is enough. MindIE-Turbo patches vLLM at runtime; MindIE-Motor and MindIE-PyMotor serve on \
 top of an engine (MindIE-LLM, vllm-ascend or SGLang).
+- Real problems are resolved in issue threads and pull requests. search_issues reads the local issue index first \
+(downloaded threads with what resolved them: who said it, the fixing pull request, the first release that contains \
+it) and get_issue returns that resolution record. Prefer a maintainer's resolution (one the reporter confirmed above \
+all) over a user's workaround, say the release that fixed it ("fixed in vX.Y by #N"), and say so when the user's \
+version predates that release.
 - When DeepWiki has not indexed a repository, or says little, use search_code and read_file on the local \
 clone, and search_issues. Local code is the most authoritative source.
 - Stop researching as soon as the evidence answers the question. Reuse what earlier turns already found.
@@ -132,7 +143,9 @@ def split_quoted_passages(triage_markdown: str) -> tuple[str, str]:
     own: list[str] = []
     quoted: list[str] = []
     for paragraph in triage_markdown.strip().split("\n\n"):
-        (quoted if paragraph.lstrip().startswith(_PASSAGES_HEADINGS) else own).append(paragraph)
+        first_line = paragraph.lstrip().split("\n", 1)[0]
+        strangers = first_line.startswith(_PASSAGES_HEADINGS) or any(m in first_line for m in TEAM_MARKERS)
+        (quoted if strangers else own).append(paragraph)
     return "\n\n".join(p for p in own if p.strip()), "\n\n".join(quoted)
 
 

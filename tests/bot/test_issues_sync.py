@@ -20,7 +20,7 @@ from bot.issues.http import ApiError, HostClient, Policy
 from bot.issues.state import SyncState
 from bot.issues.sync import run_issues_sync, sync_issues
 from bot.settings import Settings
-from core.issue_store import issues_path, iter_issues, read_issue_file
+from core.issue_store import IssueComment, issues_path, iter_issues, read_issue_file
 from tests.support.fake_issue_host import FakeClock, FakeIssueHost, HostedIssue, note
 
 ASCEND = "vllm-project/vllm-ascend"  # on GitHub under the same name
@@ -56,7 +56,7 @@ def settings_for(tmp_path: Path, github: FakeIssueHost | None = None, gitcode: F
 
 def repo_lines(printed: str) -> list[str]:
     """The command's one line per repository ("owner/name: …"), without the index's own lines."""
-    return [line for line in printed.strip().splitlines() if line.split(" ", 1)[0].endswith(":")]
+    return [line for line in printed.strip().splitlines() if line.split(" ", 1)[0].endswith(":") and "/" in line.split(" ", 1)[0]]
 
 
 def numbers(data_dir: Path, repo: str) -> list[int]:
@@ -70,7 +70,7 @@ def line_count(data_dir: Path, repo: str) -> int:
 # --- pagination, pull requests, comments --------------------------------------------------------
 
 
-async def test_github_three_pages_pull_requests_dropped_maintainer_comments_kept(tmp_path: Path) -> None:
+async def test_github_three_pages_pull_requests_kept_comments_with_roles(tmp_path: Path) -> None:
     rows = issues(9, prs=(3, 7))  # 7 issues and 2 pull requests: three pages of 3
     closed = rows[0]
     closed.state, closed.closed_at = "closed", "2026-05-01T01:30:00Z"
@@ -92,13 +92,19 @@ async def test_github_three_pages_pull_requests_dropped_maintainer_comments_kept
     assert ["after" in q for q in listing] == [False, True, True]  # then the Link header's cursor
     assert all(q["state"] == "all" and q["sort"] == "updated" and q["direction"] == "desc" for q in listing)
     assert "since" not in listing[0]  # first sync: everything
-    assert out[0].ok and (out[0].new, out[0].pages) == (7, 3)
+    assert out[0].ok and (out[0].new, out[0].pages) == (9, 3)
     data = tmp_path / "data"
-    assert numbers(data, ASCEND) == [1, 2, 4, 5, 6, 8, 9]  # 3 and 7 were pull requests
+    assert numbers(data, ASCEND) == list(range(1, 10))
     stored = {i.number: i for i in iter_issues(data, ASCEND)}
-    assert [(c.author, c.association) for c in stored[1].comments] == [("dev1", "MEMBER"), ("dev2", "COLLABORATOR")]
+    assert [n for n, i in stored.items() if i.is_pull] == [3, 7]  # a pull request names what it fixes: kept
+    assert stored[3].url == f"https://github.com/{ASCEND}/pull/3" and stored[3].kind == "pull"
+    assert stored[1].author == "reporter" and stored[1].kind == "issue"
+    # every comment, with its role: the resolution records tell a maintainer's fix from "me too"
+    assert [(c.author, c.association) for c in stored[1].comments] == [
+        ("someone", "NONE"), ("dev1", "MEMBER"), ("bot", "NONE"), ("dev2", "COLLABORATOR")]
+    assert stored[1].comments[0].created_at == "2026-05-01T00:00:00Z"
     assert stored[1].state == "closed" and stored[1].closed_at == "2026-05-01T01:30:00Z"
-    assert comment_paths == [f"/repos/{ASCEND}/issues/1/comments"]  # only closed issues with comments
+    assert comment_paths == [f"/repos/{ASCEND}/issues/1/comments"]  # only threads with comments
     assert len(stored[2].body) < 1100 and "truncated 49000 characters" in stored[2].body
     assert stored[4].url == f"https://github.com/{ASCEND}/issues/4"
     state = SyncState.load(data).get(ASCEND)
@@ -519,7 +525,8 @@ async def test_long_closed_thread_reads_the_last_comment_page_for_the_closing_an
     assert out[0].ok
     assert asked == ["1", "2"]  # the first page, then the last one (from the Link header)
     (stored,) = iter_issues(tmp_path / "data", ASCEND)
-    assert [(c.author, c.body) for c in stored.comments] == [("maint", "fixed in v0.9.1")]
+    assert stored.comments[-1] == IssueComment("maint", "OWNER", "fixed in v0.9.1", "2026-05-01T00:00:00Z")
+    assert len(stored.comments) == 10  # ISSUES_MAX_COMMENTS: the closing answer and the last chatter
 
 
 async def test_initial_since_bounds_only_the_first_sync(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -558,9 +565,9 @@ async def test_the_command_line_end_to_end(tmp_path: Path) -> None:
     text = out.decode() + err.decode()
     assert proc.returncode == 0, text
     (line,) = repo_lines(out.decode())
-    assert line.startswith(f"{ASCEND}: 3 new, 0 updated issues, 1 page(s)")
+    assert line.startswith(f"{ASCEND}: 4 new, 0 updated threads, 1 page(s)")  # 3 issues and a pull request
     assert GH_TOKEN not in text
-    assert numbers(tmp_path / "data", ASCEND) == [1, 3, 4]
+    assert numbers(tmp_path / "data", ASCEND) == [1, 2, 3, 4]
 
 
 async def test_an_unwritable_data_dir_fails_the_repository_with_one_line(tmp_path: Path) -> None:

@@ -1,5 +1,9 @@
-"""`search_issues` and `get_issue`: GitHub REST for vllm-project/* and sgl-project/*,
-GitCode API v5 for the Ascend originals of MindIE-* and msModelSlim.
+"""`search_issues` and `get_issue`: the local issue index and resolution memory first, then
+GitHub REST for vllm-project/* and sgl-project/* and GitCode API v5 for the Ascend originals of
+MindIE-* and msModelSlim.
+
+The local index (threads downloaded by `sync --issues`) answers at once, has no rate limit and
+matches a pasted log by its decisive lines; the live API adds what is newer than the last sync.
 
 Tokens are optional and travel only in the Authorization header (never in a
 URL, so they cannot leak through an error message). Rate limits and HTTP
@@ -7,19 +11,29 @@ errors come back as tool results the model can read.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 import httpx
 from pydantic import Field
 
+from core.index.passage import Retriever
 from core.messages import Language, Source
 from core.research.repos import RepoInfo
+from core.resolution.focus import focus
+from core.resolution.memory import ResolutionMemory
+from core.resolution.record import Resolution
+from core.untrusted_text import plain_line
 from core.research.tools.base import RepoArgs, ToolOutput, failure, input_schema, short
 
 SEARCH_LIMIT = 10
+LOCAL_LIMIT = 6
+LOCAL_ENOUGH = 3  # this many local hits and the live API is not asked
+MemorySource = Callable[[], ResolutionMemory]
 BODY_CHARS = 6000
 SNIPPET_CHARS = 240
 COMMENT_CHARS = 1500
@@ -89,10 +103,6 @@ def _error_message(response: httpx.Response) -> str:
         return "no details"
     message = data.get("message") if isinstance(data, dict) else None
     return short(str(message), 200) if message else "no details"
-
-
-def _one_line(text: str | None, limit: int) -> str:
-    return short(text or "", limit)
 
 
 def _clip(text: str | None, limit: int) -> str:
@@ -170,10 +180,13 @@ class SearchIssues:
         },
     )
 
-    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float) -> None:
+    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float, local: Retriever | None = None,
+                 memory: MemorySource | None = None) -> None:
         self._apis = apis
         self.cache_ttl = cache_ttl
         self.timeout = timeout
+        self._local = local
+        self._memory = memory
 
     def describe(self, args: SearchIssuesArgs, language: Language) -> str:
         if language == "zh":
@@ -181,6 +194,47 @@ class SearchIssues:
         return f"Searching {args.repo} issues for {short(args.query)}"
 
     async def run(self, args: SearchIssuesArgs) -> ToolOutput:
+        local = await self._search_local(args)
+        if local is not None and len(local.sources) >= LOCAL_ENOUGH:
+            return local
+        live = await self._search_live(args)
+        if local is None or not local.sources:
+            return live
+        if live.is_error:  # what the index knows is still an answer
+            return ToolOutput(f"{local.text}\n\n(live search unavailable: {short(live.text, 200)})", local.sources)
+        known = {s.url for s in local.sources}
+        return ToolOutput(f"{local.text}\n\n{live.text}", (*local.sources, *(s for s in live.sources if s.url not in known)))
+
+    async def _search_local(self, args: SearchIssuesArgs) -> ToolOutput | None:
+        """Threads of the local index, with what resolved them; None without an index."""
+        if self._local is None:
+            return None
+        query = focus(args.query).query() or args.query
+        try:
+            found = await asyncio.to_thread(self._local.search, query, (args.info.name,), LOCAL_LIMIT * 2, "issue")
+        except Exception:  # noqa: BLE001 - the live search still runs
+            return None
+        memory = self._memory() if self._memory is not None else None
+        lines, sources = [], []
+        for passage in found:
+            number = _thread_number(passage.path)
+            record = memory.get(passage.repo, number) if memory is not None and number else None
+            state = record.state if record else "?"
+            if args.state != "all" and record is not None and record.state != args.state:
+                continue
+            title = plain_line(passage.title, 160)
+            lines.append(f"- {title} [{state}]\n  {passage.url}")
+            if record is not None and record.resolved:
+                lines.append(f"  {resolution_line(record)}")
+            sources.append(Source(f"{passage.repo}#{number}: {title}", passage.url))
+            if len(sources) >= LOCAL_LIMIT:
+                break
+        if not sources:
+            return ToolOutput(f"Local issue index of {args.info.name}: no thread matches \"{short(args.query)}\".")
+        head = f"Local issue index of {args.info.name} (downloaded threads; newest may be missing), matching \"{short(args.query)}\":"
+        return ToolOutput("\n".join([head, *lines]), tuple(sources))
+
+    async def _search_live(self, args: SearchIssuesArgs) -> ToolOutput:
         repo = args.info
         if not (github_terms if repo.issue_host == "github" else gitcode_terms)(args.query):
             return failure("The query has no words to search for (quotes and OR/AND/NOT alone are not searched).")
@@ -205,12 +259,12 @@ class SearchIssues:
         lines = [f"{head}: {total if total is not None and not dropped else len(items)} result(s), showing {len(items)}"]
         sources = []
         for item in items:
-            number, url, title = item["number"], item["html_url"], _one_line(item.get("title"), 160)
+            number, url, title = item["number"], item["html_url"], plain_line(str(item.get("title") or ""), 160)
             state = item.get("state", "?")
             comments = item.get("comments")
             updated = str(item.get("updated_at") or "")[:10]
             lines.append(f"- #{number} [{state}] {title}\n  {url} (comments: {comments}, updated {updated})")
-            snippet = _one_line(item.get("body"), SNIPPET_CHARS)
+            snippet = plain_line(str(item.get("body") or ""), SNIPPET_CHARS)
             if snippet:
                 lines.append(f"  > {snippet}")
             sources.append(Source(f"{repo.issue_repo}#{number}: {title}", url))
@@ -245,10 +299,11 @@ class GetIssue:
     Args: ClassVar[type[GetIssueArgs]] = GetIssueArgs
     schema = input_schema(GetIssueArgs, {"repo": "Repository, owner/name.", "number": "Issue number."})
 
-    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float) -> None:
+    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float, memory: MemorySource | None = None) -> None:
         self._apis = apis
         self.cache_ttl = cache_ttl
         self.timeout = timeout
+        self._memory = memory
 
     def describe(self, args: GetIssueArgs, language: Language) -> str:
         return f"正在阅读 {args.repo} 的 issue #{args.number}" if language == "zh" else f"Reading {args.repo} issue #{args.number}"
@@ -256,9 +311,13 @@ class GetIssue:
     async def run(self, args: GetIssueArgs) -> ToolOutput:
         repo = args.info
         path = f"/repos/{repo.issue_repo}/issues/{args.number}"
+        record = self._memory().get(repo.name, args.number) if self._memory is not None else None
         try:
             issue = await self._apis.get(repo, path)
         except _ApiProblem as problem:
+            if record is not None:  # the downloaded thread's record still answers
+                return ToolOutput(f"{_record_block(record)}\n(live thread unavailable: {problem})",
+                                  (Source(f"{repo.name}#{args.number}: {record.title}", record.url),), origin=f"#{args.number}")
             return failure(str(problem).replace(f"for {repo.issue_repo}", f"for issue #{args.number} of {repo.issue_repo}"))
         if not isinstance(issue, dict) or not issue.get("html_url"):
             return failure(f"Issue #{args.number} of {repo.issue_repo} came back empty.")
@@ -273,7 +332,7 @@ class GetIssue:
         labels = ", ".join(str(l.get("name")) for l in issue.get("labels") or [] if isinstance(l, dict))
         author = (issue.get("user") or {}).get("login", "?")
         lines = [
-            f"Issue #{args.number} of {repo.issue_repo}: {_one_line(issue.get('title'), 200)}",
+            f"Issue #{args.number} of {repo.issue_repo}: {plain_line(str(issue.get('title') or ''), 200)}",
             url,
             f"state: {issue.get('state')}; labels: {labels or 'none'}; author: {author}; "
             f"created {str(issue.get('created_at') or '')[:10]}; comments: {issue.get('comments', len(comments))}",
@@ -288,7 +347,38 @@ class GetIssue:
         total = issue.get("comments")
         if isinstance(total, int) and total > len(comments[:MAX_COMMENTS]):
             lines.append(f"\n({total - len(comments[:MAX_COMMENTS])} later comments not shown; see {url})")
+        if record is not None:
+            lines[3:3] = ["", _record_block(record)]
         text = "\n".join(lines) + comments_note
         # The issue's own html_url is the source; every link in its body and comments is the authors' claim.
-        source = Source(f"{repo.issue_repo}#{args.number}: {_one_line(issue.get('title'), 120)}", url)
+        source = Source(f"{repo.issue_repo}#{args.number}: {plain_line(str(issue.get('title') or ''), 120)}", url)
         return ToolOutput(text, (source,), origin=f"#{args.number}")
+
+
+def _thread_number(path: str) -> int:
+    kind, _, number = path.partition("/")
+    return int(number) if kind in ("issues", "pulls") and number.isdigit() else 0
+
+
+def resolution_line(record: Resolution) -> str:
+    """One line on what resolved a thread; its words are the thread's (untrusted), the labels ours."""
+    who = {"maintainer": "a maintainer", "reporter": "the reporter", "user": "another user (not a maintainer)"}.get(record.said_by, "?")
+    parts = [f"resolved by {who}" + (", confirmed by the reporter" if record.confirmed else "")]
+    if record.fixed_by:
+        parts.append(f"fixed by #{record.fixed_by[0]}" + (f", first released in {record.release}" if record.release else ", in no release tag yet"))
+    elif record.kind == "pull" and record.release:
+        parts.append(f"first released in {record.release}")
+    if record.duplicate_of:
+        parts.append(f"duplicate of #{record.duplicate_of}")
+    said = f': "{record.summary}"' if record.summary else ""
+    return "; ".join(parts) + said
+
+
+def _record_block(record: Resolution) -> str:
+    lines = ["Resolution record (derived from the thread without a model; quoted words are the commenter's):",
+             f"- {resolution_line(record)}" if record.resolved else "- no resolution stated in the thread"]
+    if record.fix_items:
+        lines.append("- items named: " + "; ".join(record.fix_items))
+    if record.error_line:
+        lines.append(f"- decisive error line of the report: {record.error_line}")
+    return "\n".join(lines)

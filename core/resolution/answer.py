@@ -1,0 +1,182 @@
+"""Which resolved thread answers a question, and the 1–3 lines an offline answer leads with.
+
+A thread matches with confidence when the question's decisive error line has the thread's
+signature, or when the knowledge index ranks the thread near the top and the two share specific
+technical words (an identifier, a flag, an error code), not only prose. The lead names what fixed
+it, who said so, the release, and the line the question was keyed on; the link goes into the
+answer's sources, built from the repository and number, never from thread text.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from core.index.passage import Passage
+from core.messages import Language, Source
+from core.resolution.focus import LogFocus
+from core.resolution.memory import ResolutionMemory
+from core.resolution.record import Certainty, Resolution
+
+Via = Literal["signature", "search"]
+SEARCH_RANK = 3  # issue passages asked for: the top one may lead, the next tells how far ahead it is
+MIN_SHARED = 2  # specific words a thread must share with a question to settle its product
+# Tuned on eval/real_issues_dev.jsonl: the right thread is usually first by a wide margin.
+MIN_LEAD_RATIO = 1.4  # the top thread's score over the runner-up's
+MIN_RARITY = 8.0  # summed inverse thread frequency of the specific words it shares with the question
+MIN_TIE_RATIO = 1.15  # below this the top two are a tie: neither leads
+MIN_MESSAGE = 12  # characters of an exception's normalised message before its signature may lead
+
+# Identifiers worth sharing: snake_case, dotted names, flags, env vars, CamelCase types, codes,
+# versions with dots; plain words do not count.
+_SPECIFIC = re.compile(
+    r"--?[a-z][a-z0-9\-]{2,50}|[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,8}|[A-Z][a-z0-9]{1,20}(?:[A-Z][a-z0-9]{1,20}){1,6}"
+    r"|\bE[A-Z0-9][0-9]{4}\b|\b[1-5][0-9]{5}\b|\b\d{1,3}\.\d{1,3}(?:\.\d{1,4})?(?:rc\d{1,2})?\b|\b\d{3}[A-Z]\d?\b"
+)
+_COMMON = frozenset({"e.g", "i.e", "etc", "vllm", "vllm-ascend", "vllm_ascend", "-ascend", "npu", "torch_npu", "torch.npu"})
+
+
+@dataclass(frozen=True)
+class Match:
+    record: Resolution
+    via: Via
+    keyed_on: str  # the question's line the match rests on ("" for a search match)
+    seen: int  # reports of the same signature in these repositories
+    resolved_alike: int  # of them, how many are resolved
+    original: Resolution | None = None  # a duplicate's resolved original
+
+
+def specific_words(text: str) -> set[str]:
+    words = {m.group(0).lower().strip(".") for m in _SPECIFIC.finditer(text[:20_000])}
+    # An exception's type is shared by unrelated failures (ImportError of two different libraries).
+    return {w for w in words if len(w) >= 3 and w not in _COMMON and not w.endswith(("error", "exception"))}
+
+
+def find(memory: ResolutionMemory, focus: LogFocus, repos: Sequence[str], issue_passages: Sequence[Passage]) -> Match | None:
+    """The best resolved thread for the question, or None when nothing matches with confidence."""
+    scoped = tuple(repos)
+    for error in focus.errors:
+        if error.kind == "code" and not focus.errors[0].kind == "code":
+            continue  # an error code alone is shared by unrelated failures; it leads only when it is all there is
+        if error.kind == "exception" and len(error.signature.partition(": ")[2]) < MIN_MESSAGE:
+            continue  # "NotImplementedError" or "KeyError: <n>" alone says too little
+        reports = memory.with_signature(error.signature, scoped)
+        resolved = [r for r in reports if r.resolved]
+        if resolved:
+            best = max(resolved, key=lambda r: (r.certainty, bool(r.release), r.number))
+            return Match(best, "signature", error.line, len(reports), len(resolved), memory.original_of(best))
+    if not issue_passages:
+        return None
+    # Only the top thread may lead, and only when it stands out: clearly ahead of the next one, or
+    # sharing rare identifiers with the question (weighted by how few threads carry them).
+    top = issue_passages[0]
+    record = _record_of(memory, top)
+    if record is None or not record.resolved:
+        return None
+    runner_up = issue_passages[1].score if len(issue_passages) > 1 else 0.0
+    # A lone hit stands out from nothing: it needs the shared rare words.
+    ratio = top.score / runner_up if runner_up > 0 else MIN_TIE_RATIO
+    weight = memory.rarity(specific_words(focus.query()) & specific_words(top.text + "\n" + record.title))
+    if ratio >= MIN_LEAD_RATIO or (weight >= MIN_RARITY and ratio >= MIN_TIE_RATIO):
+        return Match(record, "search", "", 0, 0, memory.original_of(record))
+    return None
+
+
+def deciding_repo(memory: ResolutionMemory, focus: LogFocus, issue_passages: Sequence[Passage]) -> str:
+    """The repository whose threads a question belongs with, resolved or not: the same error
+    signature, or the top-ranked thread sharing specific words. "" when nothing decides."""
+    for error in focus.errors:
+        if error.kind != "exception":
+            continue
+        repos = {r.repo for r in memory.with_signature(error.signature)}
+        if len(repos) == 1:
+            return repos.pop()
+    asked = specific_words(focus.query())
+    for passage in issue_passages[:1]:
+        if len(asked & specific_words(passage.text)) >= MIN_SHARED:
+            return passage.repo
+    return ""
+
+
+def _record_of(memory: ResolutionMemory, passage: Passage) -> Resolution | None:
+    kind, _, number = passage.path.partition("/")
+    if kind not in ("issues", "pulls") or not number.isdigit():
+        return None
+    return memory.get(passage.repo, int(number))
+
+
+_WHO = {
+    "en": {"maintainer": "a maintainer", "reporter": "the reporter", "user": "another user (not a maintainer)"},
+    "zh": {"maintainer": "维护者", "reporter": "提问者本人", "user": "其他用户（非维护者）"},
+}
+_T = {
+    "en": {
+        "lead": "**Resolved before** ({where}, {who}{confirmed}):",
+        "pull_lead": "**Merged pull request** ({where}):",
+        "confirmed": ", confirmed by the reporter",
+        "fixed_in": "Fixed in {release} by #{pr}.",
+        "released_in": "First released in {release}.",
+        "fixed_by": "Fixed by #{pr} (not yet in a release tag of the clone).",
+        "duplicate": "Marked as a duplicate of #{n}, resolved there:",
+        "keyed": "Keyed on `{line}`{seen}.",
+        "seen": ": seen in {n} {repo} thread(s), {k} resolved",
+        "pull": "pull request",
+    },
+    "zh": {
+        "lead": "**已有解决记录**（{where}，{who}{confirmed}）：",
+        "pull_lead": "**已合入的 PR**（{where}）：",
+        "confirmed": "，提问者确认有效",
+        "fixed_in": "已在 {release} 修复（#{pr}）。",
+        "released_in": "首次发布于 {release}。",
+        "fixed_by": "由 #{pr} 修复（本地克隆中尚无包含它的发布标签）。",
+        "duplicate": "该问题被标为 #{n} 的重复，#{n} 的解决方式：",
+        "keyed": "依据日志行 `{line}`{seen}。",
+        "seen": "：在 {n} 个 {repo} 帖子中出现，{k} 个已解决",
+        "pull": "PR",
+    },
+}
+
+
+# How each lead paragraph starts: the research prompt files these under untrusted quoted text.
+LEAD_PREFIXES = tuple(t[key].split("(", 1)[0].split("（", 1)[0] for t in _T.values() for key in ("lead", "pull_lead"))
+
+
+def _where(record: Resolution, t: dict[str, str]) -> str:
+    name = record.repo.split("/", 1)[-1]
+    return f"{name} {t['pull'] + ' ' if record.kind == 'pull' else ''}#{record.number}"
+
+
+def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
+    """The lines an offline answer starts with, and the threads they cite."""
+    t, who = _T[language], _WHO[language]
+    record = match.record
+    shown = match.original or record
+    lines: list[str] = []
+    if shown.kind == "pull":
+        head = t["pull_lead"].format(where=_where(shown, t))
+    else:
+        head = t["lead"].format(where=_where(record, t), who=who.get(shown.said_by, who["user"]),
+                                confirmed=t["confirmed"] if shown.confirmed else "")
+    if match.original is not None:
+        head += " " + t["duplicate"].format(n=shown.number)
+    body = shown.summary or ""
+    lines.append(f"{head} {body}".strip())
+    pr = shown.fixed_by[0] if shown.fixed_by else (shown.number if shown.kind == "pull" else None)
+    if shown.kind == "pull" and shown.release:
+        lines.append(t["released_in"].format(release=shown.release))
+    elif pr is not None and shown.release:
+        lines.append(t["fixed_in"].format(release=shown.release, pr=pr))
+    elif pr is not None and shown.kind == "issue":
+        lines.append(t["fixed_by"].format(pr=pr))
+    if match.keyed_on:
+        seen = t["seen"].format(n=match.seen, repo=record.repo.split("/", 1)[-1], k=match.resolved_alike) if match.seen > 1 else ""
+        lines.append(t["keyed"].format(line=_code_safe(match.keyed_on), seen=seen))
+    sources = [Source(title=f"{record.repo}#{record.number}", url=record.url)]
+    if match.original is not None:
+        sources.append(Source(title=f"{shown.repo}#{shown.number}", url=shown.url))
+    return "\n".join(lines), sources
+
+
+def _code_safe(line: str) -> str:
+    return line.replace("`", "'")[:160]

@@ -1,0 +1,78 @@
+"""Which resolved thread leads an offline answer, and what the lead says."""
+from __future__ import annotations
+
+from core.index.passage import Passage
+from core.resolution.answer import find, lead
+from core.resolution.extract import extract_repository
+from core.resolution.focus import focus
+from core.resolution.memory import ResolutionMemory
+from core.triage import triage
+
+from tests.core.resolution.conftest import REPO, thread
+
+NUMPY = "AttributeError: module 'numpy' has no attribute 'float'"
+
+
+def memory() -> ResolutionMemory:
+    threads = [
+        thread(1, f"boot fails\n{NUMPY}", ("maint", "MEMBER", "CANN needs numpy below 2: run `pip install numpy<2.0`."),
+               ("alice", "NONE", "works now, thanks")),
+        thread(2, f"same on 310P\n{NUMPY}", ("maint", "MEMBER", "Duplicate of #1")),
+        thread(3, f"again\n{NUMPY}"),  # open, nothing said
+        thread(4, "graph mode hangs with --enable-prefix-caching on 910B", ("maint", "MEMBER", "Fixed by #5, set `--enforce-eager` until then")),
+        thread(5, "Fixes #4", kind="pull", merged=True, title="fix prefix caching in graph mode"),
+    ]
+    return ResolutionMemory(extract_repository(threads).values())
+
+
+def passage(number: int, text: str, kind: str = "issues", score: float = 1.0) -> Passage:
+    return Passage(REPO, f"{kind}/{number}", f"#{number}", f"https://github.com/{REPO}/issues/{number}", "issue", 1, 5, score, text)
+
+
+def test_a_pasted_traceback_meets_the_thread_with_its_signature() -> None:
+    question = focus(f"help, my 910B server dies:\n```\nTraceback (most recent call last):\n  File \"x.py\", line 1\n{NUMPY}\n```")
+    match = find(memory(), question, (REPO,), ())
+    assert match is not None and match.via == "signature" and match.record.number == 1  # confirmed beats open/duplicate
+    assert (match.seen, match.resolved_alike) == (3, 2)
+    text, sources = lead(match, "en")
+    assert text.startswith("**Resolved before** (vllm-ascend #1, a maintainer, confirmed by the reporter):")
+    assert "`pip install numpy<2.0`" in text and f"Keyed on `{NUMPY}`: seen in 3 vllm-ascend thread(s), 2 resolved." in text
+    assert [s.url for s in sources] == [f"https://github.com/{REPO}/issues/1"]
+
+
+def test_a_searched_thread_leads_only_when_it_stands_out() -> None:
+    mem = memory()
+    found = passage(4, "graph mode hangs with --enable-prefix-caching on 910B", score=9.0)
+    asked = focus("with --enable-prefix-caching my 910B hangs in graph mode")
+    match = find(mem, asked, (REPO,), [found, passage(3, "again", score=3.0)])
+    assert match is not None and match.via == "search" and match.record.fixed_by == (5,)
+    zh, _ = lead(match, "zh")
+    assert zh.startswith("**已有解决记录**（vllm-ascend #4，维护者）") and "#5" in zh
+    assert find(mem, asked, (REPO,), [found, passage(3, "again", score=8.5)]) is None  # a near tie: neither leads
+    assert find(mem, focus("graph mode hangs sometimes, why"), (REPO,), [found]) is None  # a lone hit sharing nothing rare
+    assert find(mem, asked, (REPO,), [passage(3, "again", score=9.0), found]) is None  # only the top thread may lead
+
+
+def test_other_repositories_threads_do_not_lead() -> None:
+    assert find(memory(), focus(NUMPY), ("verylucky01/MindIE-LLM",), ()) is None
+
+
+def test_the_offline_answer_leads_with_the_resolution_and_cites_the_thread() -> None:
+    match = find(memory(), focus(f"startup fails: {NUMPY}"), (REPO,), ())
+    result = triage(f"startup fails: {NUMPY}", (REPO,), "en", resolution=match)
+    assert result.text.startswith("**Resolved before**")
+    assert "No known failure signature matched" not in result.text
+    assert result.sources[0].url == f"https://github.com/{REPO}/issues/1"
+
+
+def test_the_research_prompt_wraps_a_resolution_lead_as_untrusted_quoted_text() -> None:
+    from core.research.prompts import user_turn
+
+    match = find(memory(), focus(f"startup fails: {NUMPY}"), (REPO,), ())
+    offline = triage(f"startup fails: {NUMPY}", (REPO,), "en", resolution=match)
+    prompt = user_turn(question="q", language="en", repos=(REPO,), known_env={}, triage_markdown=offline.text,
+                       user="u", channel="c", today="2026-12-03")
+    diagnostic = prompt.split("<offline_diagnostic>", 1)[1].split("</offline_diagnostic>", 1)[0]
+    assert "Resolved before" not in diagnostic and "pip install numpy" not in diagnostic
+    wrapped = prompt.split('trust="untrusted"', 1)[1]
+    assert "**Resolved before**" in wrapped and "pip install numpy<2.0" in wrapped

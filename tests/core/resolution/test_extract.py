@@ -1,0 +1,68 @@
+"""Resolution records: who resolved a thread, how, and how sure, without a model."""
+from __future__ import annotations
+
+from core.resolution.extract import extract, extract_repository, maintainers_of
+from core.resolution.record import Certainty, Resolution
+
+from tests.core.resolution.conftest import REPO, thread
+
+NUMPY = "startup fails:\nAttributeError: module 'numpy' has no attribute 'float'"
+
+
+def test_a_maintainer_fix_confirmed_by_the_reporter_ranks_highest() -> None:
+    t = thread(1, NUMPY,
+               ("bob", "NONE", "same here"),
+               ("maint", "MEMBER", "Could you share your env?"),
+               ("maint", "MEMBER", "CANN needs numpy below 2. Downgrade it: `pip install numpy<2.0` and restart."),
+               ("alice", "NONE", "Thanks, it works now!"))
+    record = extract(t, frozenset())
+    assert (record.said_by, record.author, record.certainty, record.confirmed) == ("maintainer", "maint", Certainty.CONFIRMED, True)
+    assert "pip install numpy<2.0" in record.fix_items and "Downgrade" in record.summary
+    assert record.signatures == ("AttributeError: module 'numpy' has no attribute 'float'",) and record.resolved
+
+
+def test_a_question_back_is_not_a_fix_and_the_reporters_own_workaround_counts() -> None:
+    t = thread(2, NUMPY, ("maint", "MEMBER", "Can you share the full log?"),
+               ("alice", "NONE", "Solved after downgrading: `pip install numpy==1.26.4`"))
+    record = extract(t, frozenset())
+    assert (record.said_by, record.certainty) == ("reporter", Certainty.REPORTER)
+    assert record.fix_items == ("pip install numpy==1.26.4",)
+
+
+def test_someone_elses_workaround_is_labelled_and_ranks_below_the_reporter() -> None:
+    record = extract(thread(3, NUMPY, ("carol", "CONTRIBUTOR", "Workaround: set `VLLM_USE_V1=0` and it runs")), frozenset())
+    assert (record.said_by, record.certainty) == ("user", Certainty.OTHER)
+    closed = extract(thread(4, NUMPY), frozenset())
+    assert closed.certainty == Certainty.CLOSED and not closed.resolved
+
+
+def test_pull_requests_close_issues_and_lend_them_a_maintainer_fix() -> None:
+    issue = thread(10, NUMPY, ("alice", "NONE", "any update?"))
+    pr = thread(11, "Fixes #10. Pin numpy.", title="[Bugfix] pin numpy", kind="pull", merged=True, author="dev")
+    unmerged = thread(12, "Fixes #10", kind="pull", merged=False)
+    records = extract_repository([issue, pr, unmerged])
+    assert records[10].fixed_by == (11,) and records[10].certainty == Certainty.MAINTAINER and records[10].resolved
+    assert records[11].fixes == (10,) and records[11].summary == "(Bugfix) pin numpy"  # title as plain text
+
+
+def test_gitcode_maintainers_are_the_configured_and_the_busy_answerers() -> None:
+    threads = [thread(n, "x", ("helper", "", "try this"), author=f"user{n}") for n in range(1, 4)]
+    threads.append(thread(9, "x", ("alice", "", "me too"), author="bob"))
+    assert maintainers_of(threads, ["lead"]) == frozenset({"helper", "lead"})
+    github = [thread(n, "x", ("busy", "CONTRIBUTOR", "+1"), author=f"u{n}") for n in range(1, 5)]
+    assert maintainers_of(github) == frozenset()  # GitHub's association is final there
+
+
+def test_planted_links_and_mentions_never_reach_a_record() -> None:
+    t = thread(5, NUMPY, ("maint", "MEMBER",
+               "Fixed: upgrade to v0.9.1, details at [the fix](https://evil.example/x) or HTTPS://EVIL.COM/y evil.example/z @channel"),
+               title="[click me](https://evil.example) **urgent**")
+    record = extract(t, frozenset())
+    text = f"{record.summary} {record.title} {' '.join(record.fix_items)}"
+    assert "evil" not in text.lower() and "](" not in text and "**" not in text and "@channel" not in text
+    assert record.url == f"https://github.com/{REPO}/issues/5"
+
+
+def test_records_round_trip_through_json() -> None:
+    record = extract(thread(6, NUMPY, ("maint", "OWNER", "Fixed by #7, upgrade to v0.9.1")), frozenset())
+    assert Resolution.from_json(record.to_json()) == record and record.fixed_by == (7,)
