@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from bot.issues.hosts import BadItem, Limits, _comment, _keep, item_number, to_stored
+from bot.issues.hosts import BadItem, Limits, item_number, keep_comments, to_comment, to_stored
 from bot.issues.sync import IssuesBusy, exclusive
 from bot.settings import Settings
 from core.issue_store import StoredIssue, append_issues, issues_dir, issues_path, parse_time, stored_versions, utc_iso
@@ -219,9 +219,9 @@ class _Importer:
             raise BadItem("number")
         item, comments = _dated(found.item, found.comments, self.file_time)
         limits = self.limits
-        built = [_comment(c, _association(c), limits) for c in comments]  # clipped like the sync's
+        built = [to_comment(c, _association(c), limits) for c in comments]  # clipped like the sync's
         long_ones = {id(made) for made, c in zip(built, comments) if len(_text(c.get("body"))) > limits.comment_chars}
-        kept = _keep(built, limits.max_comments)  # the sync's choice: the last ones, a maintainer's answer kept
+        kept = keep_comments(built, limits.max_comments)  # the sync's choice: the last ones, a maintainer's answer kept
         clips = _Clips(
             body=len(_text(item.get("body"))) > limits.body_chars,
             comments=sum(1 for c in kept if id(c) in long_ones),

@@ -126,7 +126,10 @@ def parse_time(value: str) -> datetime:
     moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError as exc:  # "0001-01-01T00:00:00+08:00" lies before year 1 in UTC
+        raise ValueError(f"timestamp out of range: {value!r}") from exc
 
 
 def utc_iso(value: str) -> str:
@@ -232,7 +235,7 @@ def append_issues(data_dir: Path, repo: str, issues: Iterable[StoredIssue]) -> i
             handle.seek(-1, os.SEEK_END)
             if handle.read(1) != b"\n":
                 handle.write(b"\n")
-        handle.write("".join(lines).encode("utf-8"))
+        handle.write("".join(lines).encode("utf-8", errors="replace"))  # a lone surrogate from an API becomes "?"
         handle.flush()
         os.fsync(handle.fileno())
     return len(lines)
@@ -266,7 +269,7 @@ def _rewrite(path: Path, issues: Iterable[StoredIssue]) -> None:
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("wb") as handle:
         for issue in issues:
-            handle.write((json.dumps(issue.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+            handle.write((json.dumps(issue.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", errors="replace"))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)

@@ -134,8 +134,8 @@ class GitHubIssues:
         for response in pages:
             for c in response.data if isinstance(response.data, list) else []:
                 if isinstance(c, dict):
-                    found.append(_comment(c, str(c.get("author_association") or ""), self.limits))
-        return _keep(found, self.limits.max_comments)
+                    found.append(to_comment(c, str(c.get("author_association") or ""), self.limits))
+        return keep_comments(found, self.limits.max_comments)
 
 
 class GitCodeIssues:
@@ -156,10 +156,10 @@ class GitCodeIssues:
         path = f"/repos/{repo.issue_repo}/issues/{item_number(item)}/comments"
         response = await self.client.get(path, {"per_page": self.limits.max_comments, "order": "desc"})
         newest_first = [c for c in response.data if isinstance(c, dict)] if isinstance(response.data, list) else []
-        return tuple(_comment(c, "", self.limits) for c in reversed(newest_first))
+        return tuple(to_comment(c, "", self.limits) for c in reversed(newest_first))
 
 
-def _comment(c: dict[str, Any], association: str, limits: Limits) -> IssueComment:
+def to_comment(c: dict[str, Any], association: str, limits: Limits) -> IssueComment:
     created = c.get("created_at")
     try:
         when = utc_iso(created) if isinstance(created, str) and created else ""
@@ -168,7 +168,7 @@ def _comment(c: dict[str, Any], association: str, limits: Limits) -> IssueCommen
     return IssueComment(_login(c), association, clip(_body(c), limits.comment_chars), when)
 
 
-def _keep(comments: list[IssueComment], limit: int) -> tuple[IssueComment, ...]:
+def keep_comments(comments: list[IssueComment], limit: int) -> tuple[IssueComment, ...]:
     """The last `limit` comments, but a maintainer's comment before them is kept in place of the
     oldest non-maintainer one: the fix is often followed by several "me too" lines."""
     if len(comments) <= limit:

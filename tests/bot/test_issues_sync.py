@@ -580,3 +580,23 @@ async def test_an_unwritable_data_dir_fails_the_repository_with_one_line(tmp_pat
 
     assert not out[0].ok and "could not read or write under" in out[0].line()
     assert SyncState.load(tmp_path / "data").get(ASCEND).since is None
+
+
+async def test_a_year_zero_date_is_one_unusable_item_not_a_crash(tmp_path: Path) -> None:
+    rows = issues(3)
+    rows[1].created_at = "0001-01-01T00:00:00+08:00"  # before year 1 once in UTC: OverflowError before
+    clock = FakeClock()
+    async with FakeIssueHost("github", {ASCEND: rows}, clock) as gh:
+        out = await sync_issues(settings_for(tmp_path, gh), [ASCEND], clock=clock)
+    assert out[0].ok and out[0].skipped == 1
+    assert numbers(tmp_path / "data", ASCEND) == [1, 3]
+
+
+def test_a_lone_surrogate_from_an_api_is_stored_not_a_crash(tmp_path: Path) -> None:
+    from core.issue_store import StoredIssue, append_issues  # noqa: PLC0415
+
+    issue = StoredIssue(ASCEND, 1, f"https://github.com/{ASCEND}/issues/1", "broken \ud800 title", "", (), "open",
+                        "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", None)
+    assert append_issues(tmp_path, ASCEND, [issue]) == 1  # UnicodeEncodeError before
+    (stored,) = iter_issues(tmp_path, ASCEND)
+    assert stored.title == "broken ? title"
