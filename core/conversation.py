@@ -25,7 +25,7 @@ from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
-from core.resolution.answer import SEARCH_RANK, Match, deciding_repo
+from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo
 from core.resolution.answer import find as find_resolution
 from core.resolution.focus import LogFocus, focus
 from core.resolution.memory import ResolutionMemory
@@ -352,9 +352,13 @@ class Conversation:
             return tuple(dict.fromkeys((*decision.repos, match.record.repo)))
         if decision.action != "clarify" or self._retriever is None:
             return ()
-        try:  # an unresolved thread still tells where the question belongs
-            threads = await asyncio.to_thread(self._retriever.search, seen.query() or analysed, scope, 1, "issue")
+        try:  # an unresolved thread still tells where the question belongs, and so do the docs
+            query = seen.query() or analysed
+            threads = await asyncio.to_thread(self._retriever.search, query, scope, 1, "issue")
             repo = deciding_repo(self._memory(), seen, threads)
+            # Votes only when nothing was named: sibling products (the MindIE components) share docs.
+            if not repo and not decision.repos and len(candidates) >= FULL_MENU:
+                repo = dominant_repo(await asyncio.to_thread(self._retriever.search, query, scope, VOCABULARY_K))
         except Exception:  # noqa: BLE001 - asking is the safe fallback
             log.warning("thread lookup for routing failed", exc_info=True)
             return ()
@@ -385,6 +389,7 @@ class Conversation:
         await self._sessions.update(key, store)
 
 
+FULL_MENU = 6  # a clarification offering this many products means no product was named at all
 _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
 
 

@@ -9,6 +9,7 @@ answer's sources, built from the repository and number, never from thread text.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -97,6 +98,18 @@ def deciding_repo(memory: ResolutionMemory, focus: LogFocus, issue_passages: Seq
         if len(asked & specific_words(passage.text)) >= MIN_SHARED:
             return passage.repo
     return ""
+
+
+VOCABULARY_K = 5  # passages whose repositories vote
+VOCABULARY_MAJORITY = 5  # votes one repository needs (all of them): the biggest index wins near-ties by size alone
+
+
+def dominant_repo(passages: Sequence[Passage]) -> str:
+    """The repository whose own text (docs, code, threads) holds nearly all the best passages: the
+    words of the question are that repository's vocabulary. "" when they spread."""
+    votes = Counter(p.repo for p in passages[:VOCABULARY_K])
+    repo, count = votes.most_common(1)[0] if votes else ("", 0)
+    return repo if count >= VOCABULARY_MAJORITY else ""
 
 
 def _record_of(memory: ResolutionMemory, passage: Passage) -> Resolution | None:

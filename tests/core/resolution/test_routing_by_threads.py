@@ -1,0 +1,70 @@
+"""When the router would ask "which project?", evidence settles it: a resolved thread with the
+question's error signature, the top thread sharing specific words, or every best passage from one
+repository. Asking stays the fallback."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from core.conversation import Conversation
+from core.index.passage import Passage
+from core.messages import InboundMessage, ReplyKind
+from core.resolution.answer import dominant_repo
+from core.resolution.extract import extract_repository
+from core.resolution.memory import ResolutionMemory
+from core.session import RedisSessionStore
+
+from tests.core.resolution.conftest import REPO, thread
+
+SIGNATURE_LINE = "RuntimeError: call aclnnMoeGatingTopKSoftmax failed on this socVersion"
+
+
+def doc(repo: str, score: float, text: str = "x", kind: str = "doc", path: str = "docs/a.md") -> Passage:
+    return Passage(repo, path, "t", f"https://example.invalid/{repo}/{path}", kind, 1, 2, score, text)  # type: ignore[arg-type]
+
+
+class FixedRetriever:
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self.passages = list(passages)
+
+    def search(self, query: str, repos: Sequence[str] = (), k: int = 5, kind: str | None = None) -> list[Passage]:
+        found = [p for p in self.passages if (not repos or p.repo in repos) and (kind is None or p.kind == kind)]
+        return found[:k]
+
+
+def memory() -> ResolutionMemory:
+    return ResolutionMemory(extract_repository([
+        thread(7, f"on 300I Duo:\n{SIGNATURE_LINE}", ("maint", "MEMBER", "MoE models are not supported on 310P yet: the kernel is missing.")),
+    ]).values())
+
+
+def ask(text: str) -> InboundMessage:
+    return InboundMessage("terminal", "w", "c", text, "u", text, text, text, True)  # one thread per question
+
+
+@pytest.fixture
+def sessions(redis, keys) -> RedisSessionStore:  # type: ignore[no-untyped-def]
+    return RedisSessionStore(redis, keys, 600)
+
+
+async def test_an_error_signature_of_a_resolved_thread_settles_the_product(sessions: RedisSessionStore) -> None:
+    bot = Conversation(sessions, retriever=FixedRetriever([]), memory=memory)
+    reply = await bot.handle(ask(f"my server fails at startup\n{SIGNATURE_LINE}"))
+    assert reply.kind is ReplyKind.ANSWER and reply.repos == (REPO,)
+    assert reply.text.startswith("**Resolved before** (vllm-ascend #7")
+
+
+async def test_all_best_passages_from_one_repository_settle_it_and_a_spread_asks(sessions: RedisSessionStore) -> None:
+    one = FixedRetriever([doc(REPO, 10 - i, path=f"docs/{i}.md") for i in range(5)])
+    answered = await Conversation(sessions, retriever=one, memory=memory).handle(ask("on our 910B NPU, how do I set the KV block size for prefix caching?"))
+    assert answered.kind is ReplyKind.ANSWER and answered.repos == (REPO,)
+    spread = FixedRetriever([doc(REPO, 9), doc("verylucky01/MindIE-LLM", 8), doc(REPO, 7), doc(REPO, 6), doc(REPO, 5)])
+    asked = await Conversation(sessions, retriever=spread, memory=memory).handle(ask("on our 910B NPU, how do I set the KV block size, again?"))
+    assert asked.kind is ReplyKind.CLARIFY
+
+
+def test_dominant_repo_needs_every_vote() -> None:
+    assert dominant_repo([doc(REPO, 5 - i) for i in range(5)]) == REPO
+    assert dominant_repo([doc(REPO, 5), doc("sgl-project/sglang", 4), *[doc(REPO, 3 - i) for i in range(3)]]) == ""
+    assert dominant_repo([]) == ""
