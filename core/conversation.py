@@ -25,7 +25,7 @@ from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
-from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo
+from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo, rare_thread_repo
 from core.resolution.answer import find as find_resolution
 from core.resolution.focus import LogFocus, focus
 from core.resolution.memory import ResolutionMemory
@@ -350,8 +350,16 @@ class Conversation:
         match = await self._resolution(seen, seen.query() or analysed, scope)
         if match is not None and (decision.action == "clarify" or match.via == "signature"):
             return tuple(dict.fromkeys((*decision.repos, match.record.repo)))
-        if decision.action != "clarify" or self._retriever is None:
+        if self._retriever is None:
             return ()
+        if decision.action != "clarify":  # a decline: only a thread sharing rare identifiers overrules it
+            try:
+                threads = await asyncio.to_thread(self._retriever.search, seen.query() or analysed, (), SEARCH_RANK, "issue")
+                repo = rare_thread_repo(self._memory(), seen, threads)
+            except Exception:  # noqa: BLE001 - declining is the safe fallback
+                log.warning("thread lookup for a decline failed", exc_info=True)
+                return ()
+            return (repo,) if repo else ()
         try:  # an unresolved thread still tells where the question belongs, and so do the docs
             query = seen.query() or analysed
             threads = await asyncio.to_thread(self._retriever.search, query, scope, 1, "issue")

@@ -42,6 +42,7 @@ from core.knowledge_base import (
 from core.messages import Language, Source
 from core.signals import Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
 from core.resolution.answer import Match
+from core.resolution.record import Certainty
 from core.resolution.answer import lead as resolution_lead
 from core.triage_texts import Text
 
@@ -743,13 +744,23 @@ def _question_terms(text: str) -> set[str]:
     return terms
 
 
+_ROLE_HEADING = re.compile(r"^(maintainer|reporter|user) @([^\s:]{1,100}):$")  # core/index/issues.py writes these
+
+
 def passage_excerpt(passage: Passage, terms: set[str], limit: int = PASSAGE_CHARS) -> str:
     """The passage lines that share the question's terms (the first lines when none do), within `limit`."""
     lines = [_unlinked(ln) for ln in passage.text.splitlines() if ln.strip() and not ln.strip().startswith("```")]
     lines = [ln for ln in lines if ln]
     scored = [(sum(1 for term in terms if term in ln.lower()), i, ln) for i, ln in enumerate(lines)]
-    hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-    chosen = sorted(hits, key=lambda s: s[1]) if hits else scored[:2]
+    answer_at = next((i for i, ln in enumerate(lines) if _ROLE_HEADING.match(ln)), None) if passage.kind == "issue" else None
+    if answer_at is not None:
+        # A thread's answer rarely repeats the question's words: after the report's best line, the
+        # comments in order (who said what is the point of quoting a thread).
+        report = sorted(scored[:answer_at], key=lambda s: (-s[0], s[1]))[:1]
+        chosen = report + [(0, i, _ROLE_HEADING.sub(r"\1 \2:", ln)) for i, ln in enumerate(lines) if i >= answer_at]
+    else:
+        hits = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
+        chosen = sorted(hits, key=lambda s: s[1]) if hits else scored[:2]
     out, size = [], 0
     for _, _, ln in chosen:
         if size + len(ln) > limit:
@@ -840,7 +851,10 @@ def triage(
         lead_text, thread_sources = resolution_lead(resolution, t.language)
         parts.append(lead_text)
         passages = [p for p in passages if p.url not in {s.url for s in thread_sources}]
-    found = _conclusion(report, t) if routed and report.kind == "problem" else None
+    # A maintainer's resolution (or a colleague's answer) leads: the knowledge base's generic pattern
+    # and its steps would only compete with it ("install the kernels" after "not supported on 310P").
+    strong_lead = team_lead or (resolution is not None and resolution.record.certainty >= Certainty.MAINTAINER)
+    found = _conclusion(report, t) if routed and report.kind == "problem" and not strong_lead else None
     if found is not None:
         conclusion, steps, commands, found_refs = found
         parts.append(t("otherwise" if resolution is not None or team_lead else "conclusion") + conclusion)
@@ -851,7 +865,7 @@ def triage(
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text_en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
-    if found is None and resolution is None and not team_lead:  # already answered: no "nothing matched"
+    if found is None and not strong_lead and resolution is None:  # already answered: no "nothing matched"
         if not lookups and not report.code_entries:
             parts.append(t("nothing"))
         else:

@@ -75,13 +75,29 @@ def find(memory: ResolutionMemory, focus: LogFocus, repos: Sequence[str], issue_
     record = _record_of(memory, top)
     if record is None or not record.resolved:
         return None
-    runner_up = issue_passages[1].score if len(issue_passages) > 1 else 0.0
-    # A lone hit stands out from nothing: it needs the shared rare words.
-    ratio = top.score / runner_up if runner_up > 0 else MIN_TIE_RATIO
-    weight = memory.rarity(specific_words(focus.query()) & specific_words(top.text + "\n" + record.title))
+    ratio, weight = _standing(memory, focus, issue_passages, record.title)
     if ratio >= MIN_LEAD_RATIO or (weight >= MIN_RARITY and ratio >= MIN_TIE_RATIO):
         return Match(record, "search", "", 0, 0, memory.original_of(record))
     return None
+
+
+def _standing(memory: ResolutionMemory, focus: LogFocus, passages: Sequence[Passage], title: str = "") -> tuple[float, float]:
+    """How far the top thread is ahead of the next (score ratio) and how rare the specific words
+    it shares with the question are (summed inverse thread frequency)."""
+    top = passages[0]
+    runner_up = passages[1].score if len(passages) > 1 else 0.0
+    # A lone hit stands out from nothing: it needs the shared rare words.
+    ratio = top.score / runner_up if runner_up > 0 else MIN_TIE_RATIO
+    return ratio, memory.rarity(specific_words(focus.query()) & specific_words(top.text + "\n" + title))
+
+
+def rare_thread_repo(memory: ResolutionMemory, focus: LogFocus, issue_passages: Sequence[Passage]) -> str:
+    """The repository of a top thread sharing rare identifiers with the question (resolved or not):
+    strong enough to overrule a decline, since an out-of-scope question does not share them."""
+    if not issue_passages:
+        return ""
+    ratio, weight = _standing(memory, focus, issue_passages)
+    return issue_passages[0].repo if weight >= MIN_RARITY and ratio >= MIN_TIE_RATIO else ""
 
 
 def deciding_repo(memory: ResolutionMemory, focus: LogFocus, issue_passages: Sequence[Passage]) -> str:

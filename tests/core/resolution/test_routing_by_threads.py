@@ -68,3 +68,19 @@ def test_dominant_repo_needs_every_vote() -> None:
     assert dominant_repo([doc(REPO, 5 - i) for i in range(5)]) == REPO
     assert dominant_repo([doc(REPO, 5), doc("sgl-project/sglang", 4), *[doc(REPO, 3 - i) for i in range(3)]]) == ""
     assert dominant_repo([]) == ""
+
+
+def issue(repo: str, number: int, score: float, text: str) -> Passage:
+    return Passage(repo, f"issues/{number}", f"#{number}", f"https://github.com/{repo}/issues/{number}", "issue", 1, 2, score, text)
+
+
+async def test_a_decline_is_overruled_only_by_a_thread_sharing_rare_identifiers(sessions: RedisSessionStore) -> None:
+    rare = "[ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared at exit of my_offline_script_v2"
+    threads = FixedRetriever([issue(REPO, 7, 9.0, f"{rare}\nmaintainer @m:\ncall ray.shutdown() first")])
+    # rarity needs a memory of some size: two identifiers no other of 200 threads carries
+    many = ResolutionMemory(extract_repository([thread(n, f"report {n}") for n in range(100, 300)]).values())
+    answered = await Conversation(sessions, retriever=threads, memory=lambda: many).handle(ask(rare))
+    assert answered.kind is ReplyKind.ANSWER and answered.repos == (REPO,)
+    plain = FixedRetriever([issue(REPO, 7, 9.0, "what is the weather like")])
+    declined = await Conversation(sessions, retriever=plain, memory=lambda: many).handle(ask("what is the weather like in Paris today?"))
+    assert declined.kind is ReplyKind.OUT_OF_SCOPE
