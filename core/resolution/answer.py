@@ -73,7 +73,8 @@ def find(memory: ResolutionMemory, focus: LogFocus, repos: Sequence[str], issue_
     # sharing rare identifiers with the question (weighted by how few threads carry them).
     top = issue_passages[0]
     record = _record_of(memory, top)
-    if record is None or not record.resolved:
+    # Another user's workaround leads only on the same error signature (above), never on words alone.
+    if record is None or not record.resolved or record.certainty < Certainty.REPORTER:
         return None
     ratio, weight = _standing(memory, focus, issue_passages, record.title)
     if ratio >= MIN_LEAD_RATIO or (weight >= MIN_RARITY and ratio >= MIN_TIE_RATIO):
@@ -146,6 +147,8 @@ _T = {
         "confirmed": ", confirmed by the reporter",
         "fixed_in": "Fixed in {release} by #{pr}.",
         "released_in": "First released in {release}.",
+        "named_in": "Pull request named in the thread: #{pr}",
+        "named_release": ", first in {release}.",
         "fixed_by": "Fixed by #{pr} (not yet in a release tag of the clone).",
         "duplicate": "Marked as a duplicate of #{n}, resolved there:",
         "keyed": "Keyed on `{line}`{seen}.",
@@ -158,6 +161,8 @@ _T = {
         "confirmed": "，提问者确认有效",
         "fixed_in": "已在 {release} 修复（#{pr}）。",
         "released_in": "首次发布于 {release}。",
+        "named_in": "帖子中提到的 PR：#{pr}",
+        "named_release": "，首次发布于 {release}。",
         "fixed_by": "由 #{pr} 修复（本地克隆中尚无包含它的发布标签）。",
         "duplicate": "该问题被标为 #{n} 的重复，#{n} 的解决方式：",
         "keyed": "依据日志行 `{line}`{seen}。",
@@ -191,13 +196,14 @@ def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
         head += " " + t["duplicate"].format(n=shown.number)
     body = shown.summary or ""
     lines.append(f"{head} {body}".strip())
-    pr = shown.fixed_by[0] if shown.fixed_by else (shown.number if shown.kind == "pull" else None)
     if shown.kind == "pull" and shown.release:
         lines.append(t["released_in"].format(release=shown.release))
-    elif pr is not None and shown.release:
-        lines.append(t["fixed_in"].format(release=shown.release, pr=pr))
-    elif pr is not None and shown.kind == "issue":
-        lines.append(t["fixed_by"].format(pr=pr))
+    elif shown.closed_by:  # a merged pull request says it closes this thread
+        pr = shown.closed_by[0]
+        lines.append(t["fixed_in"].format(release=shown.release, pr=pr) if shown.release else t["fixed_by"].format(pr=pr))
+    elif shown.fixed_by:  # only named in a comment: a pointer, not a claim that it fixed this
+        named = t["named_in"].format(pr=shown.fixed_by[0])
+        lines.append(named + (t["named_release"].format(release=shown.release) if shown.release else ""))
     if match.keyed_on:
         seen = t["seen"].format(n=match.seen, repo=record.repo.split("/", 1)[-1], k=match.resolved_alike) if match.seen > 1 else ""
         lines.append(t["keyed"].format(line=_code_safe(match.keyed_on), seen=seen))

@@ -206,7 +206,7 @@ def link_pull_requests(records: Mapping[int, Resolution]) -> dict[int, Resolutio
                 continue
             fixed_by = (pr.number, *(n for n in issue.fixed_by if n != pr.number))
             certainty = max(issue.certainty, Certainty.MAINTAINER)
-            out[number] = replace(issue, fixed_by=fixed_by, certainty=certainty,
+            out[number] = replace(issue, fixed_by=fixed_by, closed_by=(*issue.closed_by, pr.number), certainty=certainty,
                                   said_by=issue.said_by if issue.said_by != "none" else "maintainer")
     return out
 

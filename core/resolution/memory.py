@@ -77,7 +77,7 @@ def _releases(clone: Path | None, wanted: set[int]) -> ReleaseMap:
 
 
 def _with_release(record: Resolution, releases: ReleaseMap) -> Resolution:
-    numbers = (record.number,) if record.kind == "pull" and record.merged else record.fixed_by
+    numbers = (record.number,) if record.kind == "pull" and record.merged else (record.closed_by or record.fixed_by)
     found = [releases.release_of(n) for n in numbers if releases.release_of(n)]
     if not found:
         return record

@@ -39,6 +39,7 @@ class Resolution:
     summary: str = ""  # plain text, links and markup removed, one or two sentences
     fix_items: tuple[str, ...] = ()  # commands, versions, flags, env vars from the deciding comment
     fixed_by: tuple[int, ...] = ()  # pull requests that fix it (merged ones first)
+    closed_by: tuple[int, ...] = ()  # merged pull requests that say they close it ("Fixes #N"): the strong kind
     duplicate_of: int | None = None
     release: str = ""  # the first release tag that contains the fix
     confirmed: bool = False  # the reporter said it works after the fix
@@ -58,7 +59,7 @@ class Resolution:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Resolution:
-        tuples = {"fix_items", "fixed_by", "signatures", "fixes"}
+        tuples = {"fix_items", "fixed_by", "closed_by", "signatures", "fixes"}
         known = {f for f in cls.__dataclass_fields__}
         values = {k: (tuple(v) if k in tuples else v) for k, v in data.items() if k in known}
         values.setdefault("title", "")

@@ -364,8 +364,10 @@ def resolution_line(record: Resolution) -> str:
     """One line on what resolved a thread; its words are the thread's (untrusted), the labels ours."""
     who = {"maintainer": "a maintainer", "reporter": "the reporter", "user": "another user (not a maintainer)"}.get(record.said_by, "?")
     parts = [f"resolved by {who}" + (", confirmed by the reporter" if record.confirmed else "")]
-    if record.fixed_by:
-        parts.append(f"fixed by #{record.fixed_by[0]}" + (f", first released in {record.release}" if record.release else ", in no release tag yet"))
+    if record.closed_by:
+        parts.append(f"fixed by #{record.closed_by[0]}" + (f", first released in {record.release}" if record.release else ", in no release tag yet"))
+    elif record.fixed_by:
+        parts.append(f"pull request named in the thread: #{record.fixed_by[0]}" + (f" (first in {record.release})" if record.release else ""))
     elif record.kind == "pull" and record.release:
         parts.append(f"first released in {record.release}")
     if record.duplicate_of:

@@ -76,3 +76,16 @@ def test_the_research_prompt_wraps_a_resolution_lead_as_untrusted_quoted_text() 
     assert "Resolved before" not in diagnostic and "pip install numpy" not in diagnostic
     wrapped = prompt.split('trust="untrusted"', 1)[1]
     assert "**Resolved before**" in wrapped and "pip install numpy<2.0" in wrapped
+
+
+def test_only_a_closing_pull_request_is_called_the_fix() -> None:
+    closing = memory()
+    match = find(closing, focus("x"), (REPO,), [passage(4, "--enable-prefix-caching 910B graph", score=9.0), passage(3, "y", score=1.0)])
+    assert match is not None and "Fixed by #5 (not yet in a release tag of the clone)." in lead(match, "en")[0]
+    named = ResolutionMemory(extract_repository([
+        thread(8, "graph mode hangs with --enable-prefix-caching", ("maint", "MEMBER", "Support for this landed in #580, try v0.9.1")),
+    ]).values())
+    match = find(named, focus("x"), (REPO,), [passage(8, "--enable-prefix-caching graph", score=9.0), passage(3, "y", score=1.0)])
+    assert match is not None
+    text = lead(match, "en")[0]
+    assert "Pull request named in the thread: #580" in text and "Fixed" not in text
