@@ -153,6 +153,19 @@ def _sentence_score(sentence: str) -> int:
     return score
 
 
+_FIX_HEADING = re.compile(r"(?im)^\s{0,4}(?:#{1,4}\s{0,2})?\**(?:fix|fixed by|workaround|solution|resolution|解决方法|解决办法|规避方法|修复方法)\**\s{0,2}[:：]")
+
+
+def _fix_in_body(body: str) -> str:
+    """A reporter's own fix written into the report under a "Fix:" / "Workaround:" heading."""
+    match = _FIX_HEADING.search(body[:20_000])
+    if match is None:
+        return ""
+    lines = [ln.strip() for ln in body[match.start():].splitlines() if ln.strip() and not ln.strip().startswith("```")][:3]
+    text = " ".join(lines)
+    return text if fix_items(text) else ""
+
+
 def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
     """One thread's record; pull requests keep what they fix."""
     report = focus(f"{issue.title}\n{issue.body}")
@@ -174,11 +187,18 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
     if best is not None and _score(best[1].body) >= MIN_FIX_SCORE:
         chosen, said_by = best, "maintainer"
     else:
-        for wanted, pattern in (("reporter", _OWN_FIX), ("user", _FIX_CUES)):
-            hits = [(i, c) for i, (c, r) in enumerate(roles) if r == wanted and pattern.search(_outside_code(c.body)) and fix_items(_outside_code(c.body))]
+        for wanted in ("reporter", "user"):
+            # The reporter's own words, or someone else's: the best-scoring one that names something.
+            hits = [(_score(c.body), i, c) for i, (c, r) in enumerate(roles) if r == wanted and fix_items(c.body)]
+            hits = [h for h in hits if h[0] >= MIN_FIX_SCORE or (wanted == "reporter" and _OWN_FIX.search(_outside_code(h[2].body)))]
             if hits:
-                chosen, said_by = hits[-1], wanted  # type: ignore[assignment]
+                _, index_, comment_ = max(hits, key=lambda h: (h[0], h[1]))
+                chosen, said_by = (index_, comment_), wanted  # type: ignore[assignment]
                 break
+        if chosen is None:
+            in_body = _fix_in_body(issue.body)
+            if in_body:  # "Fix: export …" written into the report itself
+                chosen, said_by = (-1, IssueComment(issue.author, "", in_body)), "reporter"
     if chosen is None:
         return replace(base, certainty=Certainty.CLOSED if issue.state == "closed" else Certainty.NONE)
     index, comment = chosen

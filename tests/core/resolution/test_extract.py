@@ -66,3 +66,14 @@ def test_planted_links_and_mentions_never_reach_a_record() -> None:
 def test_records_round_trip_through_json() -> None:
     record = extract(thread(6, NUMPY, ("maint", "OWNER", "Fixed by #7, upgrade to v0.9.1")), frozenset())
     assert Resolution.from_json(record.to_json()) == record and record.fixed_by == (7,)
+
+
+def test_the_reporters_own_fix_in_a_comment_or_under_a_fix_heading_in_the_report() -> None:
+    in_comment = extract(thread(20, NUMPY, ("maint", "MEMBER", "Which CANN?"),
+                                ("alice", "NONE", "Temporary workaround: set `COMPILE_CUSTOM_KERNELS=0` before pip install.")), frozenset())
+    assert (in_comment.said_by, in_comment.certainty) == ("reporter", Certainty.REPORTER)
+    assert "COMPILE_CUSTOM_KERNELS=0" in in_comment.fix_items
+    in_body = extract(thread(21, "ImportError: ascend_transport.so: cannot open shared object file\n\nFix:\nexport LD_LIBRARY_PATH=/usr/local/lib"),
+                      frozenset())
+    assert in_body.said_by == "reporter" and "LD_LIBRARY_PATH" in in_body.summary
+    assert extract(thread(22, "It fails.\n\nFix: none found yet"), frozenset()).said_by == "none"  # a heading with nothing named
