@@ -236,7 +236,8 @@ class Conversation:
         resolved = await self._resolution(seen, query, repos)
         teammate = await self._team_answer(message, seen)
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
-                         team_lead=team_lead(teammate, language) if teammate is not None else "")
+                         team_lead=team_lead(teammate, language) if teammate is not None else "",
+                         keyed_on=seen.keyed_on if seen.is_paste else "")
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()

@@ -831,6 +831,7 @@ def triage(
     kb: KnowledgeBase | None = None,
     resolution: Match | None = None,
     team_lead: str = "",
+    keyed_on: str = "",
 ) -> TriageResult:
     """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
 
@@ -847,6 +848,8 @@ def triage(
     thread_sources: list[Source] = []
     if team_lead:  # a teammate's saved answer from this workspace comes first
         parts.append(team_lead)
+    if keyed_on and not (resolution is not None and resolution.keyed_on):  # a lead names its own line
+        parts.append(t("keyed", line=keyed_on.replace("`", "'")[:160]))
     if resolution is not None:
         lead_text, thread_sources = resolution_lead(resolution, t.language)
         parts.append(lead_text)

@@ -5,6 +5,7 @@ from core.messages import Language
 
 T: dict[str, tuple[str, str]] = {
     "conclusion": ("**Conclusion:** ", "**结论：**"),
+    "keyed": ("Read from your log: `{line}`", "依据你日志中的这一行：`{line}`"),
     # after a resolved thread led: the knowledge base's pattern is the next thing to check, not the verdict
     "otherwise": ("**If that does not fit:** ", "**如果不是上述情况：**"),
     "c_version": (

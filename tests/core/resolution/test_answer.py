@@ -89,3 +89,16 @@ def test_only_a_closing_pull_request_is_called_the_fix() -> None:
     assert match is not None
     text = lead(match, "en")[0]
     assert "Pull request named in the thread: #580" in text and "Fixed" not in text
+
+
+async def test_a_pasted_log_answer_names_the_line_it_keyed_on(redis, keys) -> None:  # type: ignore[no-untyped-def]
+    from core.conversation import Conversation
+    from core.messages import InboundMessage
+    from core.session import RedisSessionStore
+
+    log = "\n".join(["vllm-ascend serve on 910B dies:", "```", "Traceback (most recent call last):",
+                     '  File "/x/y.py", line 3, in z', "    import foo",
+                     "ModuleNotFoundError: No module named 'vllm_ascend._cann_ops_custom'", "```"])
+    reply = await Conversation(RedisSessionStore(redis, keys, 60)).handle(
+        InboundMessage("terminal", "w", "c", "t", "u", log, "e1", "e1", True))
+    assert reply.text.startswith("Read from your log: `ModuleNotFoundError: No module named 'vllm_ascend._cann_ops_custom'`")
