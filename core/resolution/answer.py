@@ -136,7 +136,7 @@ def _record_of(memory: ResolutionMemory, passage: Passage) -> Resolution | None:
     return memory.get(passage.repo, int(number))
 
 
-_WHO = {
+WHO = {  # who said a resolution, as answers and tool output name them
     "en": {"maintainer": "a maintainer", "reporter": "the reporter", "user": "another user (not a maintainer)"},
     "zh": {"maintainer": "维护者", "reporter": "提问者本人", "user": "其他用户（非维护者）"},
 }
@@ -183,7 +183,7 @@ def _where(record: Resolution, t: dict[str, str]) -> str:
 
 def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
     """The lines an offline answer starts with, and the threads they cite."""
-    t, who = _T[language], _WHO[language]
+    t, who = _T[language], WHO[language]
     record = match.record
     shown = match.original or record
     lines: list[str] = []

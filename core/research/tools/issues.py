@@ -24,6 +24,7 @@ from pydantic import Field
 from core.index.passage import Retriever
 from core.messages import Language, Source
 from core.research.repos import RepoInfo
+from core.resolution.answer import WHO
 from core.resolution.focus import focus
 from core.resolution.memory import ResolutionMemory
 from core.resolution.record import Resolution
@@ -362,7 +363,7 @@ def _thread_number(path: str) -> int:
 
 def resolution_line(record: Resolution) -> str:
     """One line on what resolved a thread; its words are the thread's (untrusted), the labels ours."""
-    who = {"maintainer": "a maintainer", "reporter": "the reporter", "user": "another user (not a maintainer)"}.get(record.said_by, "?")
+    who = WHO["en"].get(record.said_by, "?")
     parts = [f"resolved by {who}" + (", confirmed by the reporter" if record.confirmed else "")]
     if record.closed_by:
         parts.append(f"fixed by #{record.closed_by[0]}" + (f", first released in {record.release}" if record.release else ", in no release tag yet"))
