@@ -45,27 +45,28 @@ def local_conversation(
     settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
-    from bot.wiring import build_memory, build_researcher, build_retriever, conversation_limits  # noqa: PLC0415
+    from bot.wiring import build_researcher, build_retriever, conversation_limits, open_memory  # noqa: PLC0415
     from core.access import Allowlist  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
     from core.resolution.team import MemoryTeamStore  # noqa: PLC0415
 
     researcher = None
     retriever = build_retriever(settings, warm=False)  # None without an index: answers go on without passages
+    memory = open_memory(settings).current
     if not offline and settings.llm_enabled:
         redis = None
         if settings.redis_url:
             import redis.asyncio as aioredis  # noqa: PLC0415
 
             redis = aioredis.Redis.from_url(settings.redis_url)
-        researcher = build_researcher(settings, redis, Keys(settings.redis_prefix), retriever)
+        researcher = build_researcher(settings, redis, Keys(settings.redis_prefix), retriever, memory)
     conversation = Conversation(
         MemorySessionStore(),
         researcher=researcher,
         limits=conversation_limits(settings),
         on_research=on_research,
         retriever=retriever,
-        memory=build_memory(settings).current,
+        memory=memory,
         team=MemoryTeamStore(),
         experts=Allowlist.parse(settings.experts),
     )

@@ -92,14 +92,15 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
     return index
 
 
-def build_memory(settings: Settings) -> Any:
-    """Resolution memory of the index directory (empty until `python -m bot index` has read issues)."""
+def open_memory(settings: Settings) -> Any:
+    """Resolution memory of the index directory (empty until `python -m bot index` has read issues);
+    one per process, shared by the offline answers and the research tools."""
     from core.resolution.memory import MemoryFile  # noqa: PLC0415
 
     return MemoryFile(settings.index_path, check_every=settings.index_check_seconds)
 
 
-def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any = None) -> Any:
+def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any = None, memory: Any = None) -> Any:
     """The research agent when a model key is set, else None (offline triage)."""
     if not settings.llm_enabled:
         return None
@@ -108,7 +109,7 @@ def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any 
     except ImportError:
         log.warning("research agent is not available in this build; answering offline")
         return None
-    return research.build_research_agent(settings, redis, keys, retriever=retriever, memory=build_memory(settings).current)
+    return research.build_research_agent(settings, redis, keys, retriever=retriever, memory=memory)
 
 
 class PlatformStartupError(ValueError):
@@ -156,7 +157,8 @@ def build_components(
         from core.resolution.team import RedisTeamStore  # noqa: PLC0415
 
         retriever = build_retriever(settings)
-        researcher = build_researcher(settings, client, keys, retriever)
+        memory = open_memory(settings).current
+        researcher = build_researcher(settings, client, keys, retriever, memory)
         conversation = Conversation(
             RedisSessionStore(client, keys, settings.session_ttl_seconds),
             researcher=researcher,
@@ -164,7 +166,7 @@ def build_components(
             budget=TokenBudget(client, keys, settings.daily_token_budget, settings.user_daily_token_budget),
             on_research=metrics.observe_research,
             retriever=retriever,
-            memory=build_memory(settings).current,
+            memory=memory,
             team=RedisTeamStore(client, keys),
             experts=Allowlist.parse(settings.experts),
         )

@@ -152,12 +152,14 @@ class Conversation:
         analysed = analysis_window(body)
         await progress(Progress(text("progress_routing", language), stage="routing", language=language))
         decision = route(analysed, session_repos=session.repos)
+        # The question's decisive lines and a colleague's saved answer, found once for routing and answering.
+        evidence = await self._evidence(message, analysed)
         if decision.action != "answer" and pending is None:
-            teammate = await self._team_answer(message, focus(analysed))
-            settled = teammate.repo_names if teammate is not None else ()
-            settled = settled or await self._settled_by_threads(analysed, decision)
+            seen, teammate = evidence
+            settled = teammate.repos if teammate is not None else ()
+            settled = settled or await self._settled_by_threads(seen, analysed, decision)
             if settled:
-                return await self._answer(message, body, settled, language, progress, clarified=False)
+                return await self._answer(message, body, settled, language, progress, clarified=False, evidence=evidence)
         if decision.action == "out_of_scope":
             await self._remember_question(key, body)
             return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
@@ -169,7 +171,7 @@ class Conversation:
             return await self._answer(message, question, repos, pending.language, progress, clarified=False)
         if decision.action == "clarify":
             return await self._clarify(key, body, decision, language)
-        return await self._answer(message, body, decision.repos, language, progress, clarified=False)
+        return await self._answer(message, body, decision.repos, language, progress, clarified=False, evidence=evidence)
 
     # --- steps --------------------------------------------------------------------------------
 
@@ -224,17 +226,18 @@ class Conversation:
         progress: ProgressCallback,
         *,
         clarified: bool,
+        evidence: tuple[LogFocus, TeamAnswer | None] | None = None,
     ) -> Reply:
+        """`evidence` is what `_evidence` found for this very question text, when the caller has it."""
         key = message.conversation_key
         session = await self._sessions.load(key)
         analysed = analysis_window(question)
+        seen, teammate = evidence if evidence is not None else await self._evidence(message, analysed)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing", language=language))
-        seen = focus(analysed)  # a pasted log is searched by its decisive lines, not the whole paste
-        query = seen.query() or analysed
+        query = seen.query() or analysed  # a pasted log is searched by its decisive lines, not the whole paste
         # Only the routed products' passages: another product's doc is the wrong product's advice.
         passages = tuple(p for p in await self._passages(query, repos) if not repos or p.repo in repos)
         resolved = await self._resolution(seen, query, repos)
-        teammate = await self._team_answer(message, seen)
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "")
@@ -321,54 +324,48 @@ class Conversation:
             return Reply(ReplyKind.NOTICE, text("team_no_question", language), language)
         if not answer:
             return Reply(ReplyKind.NOTICE, text("team_empty", language), language)
-        item = TeamAnswer(message.platform, message.workspace, message.channel, message.sender_name or message.sender,
-                          question[:QUESTION_CHARS], answer, date.fromtimestamp(self._clock()).isoformat(), ",".join(session.repos))
+        item = TeamAnswer.saved(message.platform, message.workspace, message.channel, message.sender_name or message.sender,
+                                question[:QUESTION_CHARS], answer, date.fromtimestamp(self._clock()).isoformat(), session.repos)
         await self._team.add(item)
         return Reply(ReplyKind.NOTICE, text("team_saved", language), language)
 
-    async def _team_answer(self, message: InboundMessage, seen: LogFocus) -> TeamAnswer | None:
-        """An expert's saved answer from this workspace (never another's) that meets the question."""
+    async def _evidence(self, message: InboundMessage, analysed: str) -> tuple[LogFocus, TeamAnswer | None]:
+        """The question's decisive lines, and an expert's saved answer from this workspace (never
+        another's) that meets it."""
+        seen = focus(analysed)
         if self._team is None:
-            return None
+            return seen, None
         try:
-            return best_team_match(await self._team.of_workspace(message.platform, message.workspace), seen)
+            return seen, best_team_match(await self._team.of_workspace(message.platform, message.workspace), seen)
         except RedisError:  # the rest of the answer does not depend on it
             log.warning("team answers unavailable; Redis error")
-            return None
+            return seen, None
 
-    async def _settled_by_threads(self, analysed: str, decision: RouteDecision) -> tuple[str, ...]:
-        """Repositories a resolved thread settles when the router would ask or decline.
+    async def _settled_by_threads(self, seen: LogFocus, analysed: str, decision: RouteDecision) -> tuple[str, ...]:
+        """Repositories the threads settle when the router would ask or decline.
 
-        Users rarely name the product; their error line does. When the question's decisive line
-        is the signature of a resolved thread, or the index ranks a resolved thread first with
-        specific words in common, that thread's repository is the answer's (within the options
-        the router offered; a decline is overruled only by an exact error signature)."""
-        if self._memory is None:
+        Users rarely name the product; their error line does. A resolved thread with the question's
+        error signature, or the top thread sharing specific words, settles a question within the
+        options the router offered; all five best passages from one repository settle it when
+        nothing was named. A decline is overruled only by an exact signature or a thread sharing
+        rare identifiers. One issue search serves every check."""
+        if self._memory is None or self._retriever is None:
             return ()
-        seen = focus(analysed)
         candidates = tuple(dict.fromkeys((*decision.repos, *(o.repo for o in decision.options))))
         scope = candidates if decision.action == "clarify" else ()
-        match = await self._resolution(seen, seen.query() or analysed, scope)
-        if match is not None and (decision.action == "clarify" or match.via == "signature"):
-            return tuple(dict.fromkeys((*decision.repos, match.record.repo)))
-        if self._retriever is None:
-            return ()
-        if decision.action != "clarify":  # a decline: only a thread sharing rare identifiers overrules it
-            try:
-                threads = await asyncio.to_thread(self._retriever.search, seen.query() or analysed, (), SEARCH_RANK, "issue")
-                repo = rare_thread_repo(self._memory(), seen, threads)
-            except Exception:  # noqa: BLE001 - declining is the safe fallback
-                log.warning("thread lookup for a decline failed", exc_info=True)
-                return ()
-            return (repo,) if repo else ()
-        try:  # an unresolved thread still tells where the question belongs, and so do the docs
-            query = seen.query() or analysed
-            threads = await asyncio.to_thread(self._retriever.search, query, scope, 1, "issue")
-            repo = deciding_repo(self._memory(), seen, threads)
+        query = seen.query() or analysed
+        try:
+            memory = self._memory()
+            threads = await asyncio.to_thread(self._retriever.search, query, scope, SEARCH_RANK, "issue")
+            match = find_resolution(memory, seen, scope, threads)
+            if decision.action != "clarify":
+                repo = match.record.repo if match is not None and match.via == "signature" else rare_thread_repo(memory, seen, threads)
+                return (repo,) if repo else ()
+            repo = match.record.repo if match is not None else deciding_repo(memory, seen, threads)
             # Votes only when nothing was named: sibling products (the MindIE components) share docs.
             if not repo and not decision.repos and len(candidates) >= FULL_MENU:
                 repo = dominant_repo(await asyncio.to_thread(self._retriever.search, query, scope, VOCABULARY_K))
-        except Exception:  # noqa: BLE001 - asking is the safe fallback
+        except Exception:  # noqa: BLE001 - asking or declining is the safe fallback
             log.warning("thread lookup for routing failed", exc_info=True)
             return ()
         return tuple(dict.fromkeys((*decision.repos, repo))) if repo in candidates else ()

@@ -42,8 +42,8 @@ from core.knowledge_base import (
 from core.messages import Language, Source
 from core.signals import Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
 from core.resolution.answer import Match
-from core.resolution.record import Certainty
 from core.resolution.answer import lead as resolution_lead
+from core.resolution.record import Certainty
 from core.triage_texts import Text
 
 VerdictStatus = Literal["match", "mismatch", "unknown", "info", "expected"]
@@ -860,7 +860,7 @@ def triage(
     found = _conclusion(report, t) if routed and report.kind == "problem" and not strong_lead else None
     if found is not None:
         conclusion, steps, commands, found_refs = found
-        parts.append(t("otherwise" if resolution is not None or team_lead else "conclusion") + conclusion)
+        parts.append(t("otherwise" if resolution is not None else "conclusion") + conclusion)
         refs += found_refs
     else:
         steps, commands = [], []
@@ -868,7 +868,7 @@ def triage(
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text_en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
-    if found is None and not strong_lead and resolution is None:  # already answered: no "nothing matched"
+    if found is None and resolution is None and not team_lead:  # already answered: no "nothing matched"
         if not lookups and not report.code_entries:
             parts.append(t("nothing"))
         else:

@@ -8,7 +8,6 @@ answer's sources, built from the repository and number, never from thread text.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from core.messages import Language, Source
 from core.resolution.focus import LogFocus
 from core.resolution.memory import ResolutionMemory
 from core.resolution.record import Certainty, Resolution
+from core.resolution.words import specific_words
 
 Via = Literal["signature", "search"]
 SEARCH_RANK = 3  # issue passages asked for: the top one may lead, the next tells how far ahead it is
@@ -29,15 +29,6 @@ MIN_RARITY = 8.0  # summed inverse thread frequency of the specific words it sha
 MIN_TIE_RATIO = 1.15  # below this the top two are a tie: neither leads
 MIN_MESSAGE = 12  # characters of an exception's normalised message before its signature may lead
 
-# Identifiers worth sharing: snake_case, dotted names, flags, env vars, CamelCase types, codes,
-# versions with dots; plain words do not count.
-_SPECIFIC = re.compile(
-    r"--?[a-z][a-z0-9\-]{2,50}|[A-Za-z][A-Za-z0-9]{0,40}(?:[_.][A-Za-z0-9]{1,40}){1,8}|[A-Z][a-z0-9]{1,20}(?:[A-Z][a-z0-9]{1,20}){1,6}"
-    r"|\bE[A-Z0-9][0-9]{4}\b|\b[1-5][0-9]{5}\b|\b\d{1,3}\.\d{1,3}(?:\.\d{1,4})?(?:rc\d{1,2})?\b|\b\d{3}[A-Z]\d?\b"
-)
-_COMMON = frozenset({"e.g", "i.e", "etc", "vllm", "vllm-ascend", "vllm_ascend", "-ascend", "npu", "torch_npu", "torch.npu"})
-
-
 @dataclass(frozen=True)
 class Match:
     record: Resolution
@@ -46,12 +37,6 @@ class Match:
     seen: int  # reports of the same signature in these repositories
     resolved_alike: int  # of them, how many are resolved
     original: Resolution | None = None  # a duplicate's resolved original
-
-
-def specific_words(text: str) -> set[str]:
-    words = {m.group(0).lower().strip(".") for m in _SPECIFIC.finditer(text[:20_000])}
-    # An exception's type is shared by unrelated failures (ImportError of two different libraries).
-    return {w for w in words if len(w) >= 3 and w not in _COMMON and not w.endswith(("error", "exception"))}
 
 
 def find(memory: ResolutionMemory, focus: LogFocus, repos: Sequence[str], issue_passages: Sequence[Passage]) -> Match | None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -19,8 +19,9 @@ from pathlib import Path
 
 from core.issue_store import iter_issues
 from core.resolution.extract import extract_repository
-from core.resolution.record import Certainty, Resolution
-from core.resolution.releases import ReleaseMap, release_map
+from core.resolution.record import Resolution
+from core.resolution.releases import ReleaseMap, release_map, version_key
+from core.resolution.words import specific_words
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +82,6 @@ def _with_release(record: Resolution, releases: ReleaseMap) -> Resolution:
     found = [releases.release_of(n) for n in numbers if releases.release_of(n)]
     if not found:
         return record
-    from core.resolution.releases import version_key  # noqa: PLC0415 - local: only here
-
     return replace(record, release=min(found, key=lambda t: version_key(t) or ()))
 
 
@@ -91,8 +90,6 @@ class ResolutionMemory:
     maintainer's reply does not make a thread a report of that error)."""
 
     def __init__(self, records: Iterable[Resolution]) -> None:
-        from core.resolution.answer import specific_words  # noqa: PLC0415 - answer.py imports this module
-
         self._by_thread: dict[tuple[str, int], Resolution] = {}
         self._by_signature: dict[str, list[Resolution]] = defaultdict(list)
         self._threads_with: Counter[str] = Counter()  # specific word → threads that carry it
@@ -173,4 +170,4 @@ class MemoryFile:
         return self._memory
 
 
-__all__ = ["Certainty", "MemoryFile", "MemoryReport", "RepoInput", "ResolutionMemory", "build_memory"]
+__all__ = ["MemoryFile", "MemoryReport", "RepoInput", "ResolutionMemory", "build_memory"]

@@ -58,7 +58,12 @@ class Resolution:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items() if v not in ((), "", None, False, 0) or k in ("repo", "number", "url")}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Resolution:
+    def from_json(cls, data: Any) -> Resolution:
+        """Raises ValueError for anything that is not a record (a damaged or foreign file)."""
+        if not isinstance(data, dict) or not isinstance(data.get("repo"), str) or not isinstance(data.get("url"), str):
+            raise ValueError("not a resolution record")
+        if isinstance(data.get("number"), bool) or not isinstance(data.get("number"), int):
+            raise ValueError("a record's number is not an integer")
         tuples = {"fix_items", "fixed_by", "closed_by", "signatures", "fixes"}
         known = {f for f in cls.__dataclass_fields__}
         values = {k: (tuple(v) if k in tuples else v) for k, v in data.items() if k in known}

@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from core.keys import Keys
 from core.messages import Language
-from core.resolution.answer import MIN_SHARED, specific_words
+from core.resolution.answer import MIN_SHARED
+from core.resolution.words import specific_words
 from core.resolution.focus import LogFocus, focus
 from core.resolution.untrusted import plain_sentence
 
@@ -37,24 +38,33 @@ class TeamAnswer:
     question: str
     answer: str
     saved_on: str  # YYYY-MM-DD
-    repos: str = ""  # the products the thread was about, comma-separated: a later match answers for them
+    repos: tuple[str, ...] = ()  # the products the thread was about: a later match answers for them
+    # What a later question is matched on, derived once when saved (not per saved answer per message).
+    signatures: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
 
-    @property
-    def repo_names(self) -> tuple[str, ...]:
-        return tuple(r for r in self.repos.split(",") if r)
-
-    @property
-    def signatures(self) -> tuple[str, ...]:
-        return focus(self.question).signatures
+    @classmethod
+    def saved(cls, platform: str, workspace: str, channel: str, author: str, question: str, answer: str, saved_on: str,
+              repos: tuple[str, ...]) -> TeamAnswer:
+        asked = focus(question)
+        return cls(platform, workspace, channel, author, question, answer, saved_on, repos, asked.signatures,
+                   tuple(sorted(specific_words(asked.query()))))
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> TeamAnswer | None:
+        """None for anything that is not a saved answer (a hand edit, another version's entry)."""
         try:
             data: Any = json.loads(raw)
-            return cls(**{k: str(data.get(k, "")) for k in cls.__dataclass_fields__})
+            text = {k: data[k] for k in ("platform", "workspace", "channel", "author", "question", "answer", "saved_on")}
+            lists = {k: data.get(k, []) for k in ("repos", "signatures", "words")}
+            if not all(isinstance(v, str) for v in text.values()) or not all(
+                isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists.values()
+            ):
+                return None
+            return cls(**text, **{k: tuple(v) for k, v in lists.items()})
         except (ValueError, TypeError, KeyError):
             return None
 
@@ -108,9 +118,7 @@ def best_match(saved: Sequence[TeamAnswer], asked: LogFocus) -> TeamAnswer | Non
     wanted = set(asked.signatures)
     words = specific_words(asked.query())
     for item in saved:  # newest first
-        if wanted & set(item.signatures):
-            return item
-        if len(words & specific_words(item.question)) >= MIN_SHARED:
+        if wanted.intersection(item.signatures) or len(words.intersection(item.words)) >= MIN_SHARED:
             return item
     return None
 

@@ -93,9 +93,9 @@ def test_an_issue_passage_says_who_wrote_it() -> None:
     ["[", "[a](", "](", "http://", "HTTPS://", "www.", "a.", "a-", "a.b/", "1.2.3.4:", "@", "_a", "*", "<", "tg:", "a." * 70 + " "],
 )
 def test_hostile_input_stays_linear(unit: str) -> None:
-    """200 KB of one repeated unit, as one line and as many lines: far under a second each."""
+    """200 KB of one repeated unit, as one line and as many lines: well under a second each (bench/render_bench.py)."""
     for text in (unit * (200_000 // len(unit)), (unit * 40 + "\n") * (200_000 // (len(unit) * 40 + 1))):
-        started = time.perf_counter()
+        started = time.process_time()
         drop_links(text)
         plain_line(text, limit=10**9)
-        assert time.perf_counter() - started < 1.0, unit
+        assert time.process_time() - started < 5.0, unit  # generous on shared cores: a backtracking regex takes minutes

@@ -64,3 +64,18 @@ def test_no_clone_means_no_release_names_not_a_failure(tmp_path: Path) -> None:
     append_issues(data, REPO, [thread(11, "Fixes #10", kind="pull", merged=True)])
     report = build_memory(tmp_path / "index", data, [RepoInput(REPO, tmp_path / "missing")])
     assert (report.threads, report.with_release) == (1, 0)
+
+
+def test_a_damaged_or_foreign_memory_file_costs_the_memory_not_the_worker(tmp_path: Path) -> None:
+    from core.resolution.memory import MemoryFile
+
+    index = tmp_path / "index"
+    index.mkdir()
+    (index / "resolutions.json").write_text('{"v": 1, "records": [{"repo": "x"', encoding="utf-8")  # cut mid-write
+    assert len(MemoryFile(index, check_every=0).current()) == 0
+    (index / "resolutions.json").write_text('{"v": 99, "records": []}', encoding="utf-8")  # another version's file
+    assert len(MemoryFile(index, check_every=0).current()) == 0
+    (index / "resolutions.json").write_text(
+        '{"v": 1, "records": [{"repo": "o/n", "number": 1, "url": "https://github.com/o/n/issues/1"}, {"number": "x"}, 7]}',
+        encoding="utf-8")
+    assert len(MemoryFile(index, check_every=0).current()) == 1  # the bad records are skipped, the good one kept

@@ -6,7 +6,7 @@ import pytest
 from core.access import Allowlist
 from core.conversation import Conversation
 from core.messages import InboundMessage, ReplyKind
-from core.resolution.team import RedisTeamStore, saved_answer_text
+from core.resolution.team import RedisTeamStore, TeamAnswer, saved_answer_text
 from core.session import RedisSessionStore
 
 QUESTION = "vllm-ascend startup dies with `RuntimeError: HCCL function error: HcclCommInitRootInfo, error code is 7` on two nodes"
@@ -55,3 +55,12 @@ async def test_saving_needs_a_question_and_an_answer(conversation: Conversation)
     await conversation.handle(message(QUESTION, thread="t4"))
     no_text = await conversation.handle(message("save as answer:", sender="U_EXPERT", thread="t4"))
     assert "Write the answer after the command" in no_text.text
+
+
+async def test_entries_that_are_not_saved_answers_are_skipped(redis, keys) -> None:  # type: ignore[no-untyped-def]
+    store = RedisTeamStore(redis, keys)
+    good = TeamAnswer.saved("slack", "T1", "C", "Wei", QUESTION, "set HCCL_IF_IP", "2026-01-01", ("vllm-project/vllm-ascend",))
+    await store.add(good)
+    await redis.lpush(keys.team_answers("slack", "T1"), b"\xff not json", '{"platform": 1}', '{"question": "x"}', "[]")
+    assert await store.of_workspace("slack", "T1") == [good]
+    assert good.words and good.signatures  # derived once, when saved
