@@ -154,12 +154,15 @@ class Conversation:
         decision = route(analysed, session_repos=session.repos)
         # The question's decisive lines and a colleague's saved answer, found once for routing and answering.
         evidence = await self._evidence(message, analysed)
-        if decision.action != "answer" and pending is None:
+        if pending is None:
             seen, teammate = evidence
             settled = teammate.repos if teammate is not None else ()
             settled = settled or await self._settled_by_threads(seen, analysed, decision)
             if settled:
-                return await self._answer(message, body, settled, language, progress, clarified=False, evidence=evidence)
+                # A routed product is never dropped: strong thread evidence only adds the product the
+                # known resolution lives in (vllm-ascend named, the fix in upstream vLLM: both).
+                repos = tuple(dict.fromkeys((*decision.repos, *settled))) if decision.action == "research" else settled
+                return await self._answer(message, body, repos, language, progress, clarified=False, evidence=evidence)
         if decision.action == "out_of_scope":
             await self._remember_question(key, body)
             return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
@@ -347,8 +350,8 @@ class Conversation:
         Users rarely name the product; their error line does. A resolved thread with the question's
         error signature, or the top thread sharing specific words, settles a question within the
         options the router offered; all five best passages from one repository settle it when
-        nothing was named. A decline is overruled only by an exact signature or a thread sharing
-        rare identifiers. One issue search serves every check."""
+        nothing was named. A decline is overruled, and a routed answer widened, only by an exact
+        signature or a thread sharing rare identifiers. One issue search serves every check."""
         if self._memory is None or self._retriever is None:
             return ()
         candidates = tuple(dict.fromkeys((*decision.repos, *(o.repo for o in decision.options))))

@@ -4,6 +4,7 @@ repository. Asking stays the fallback."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -84,3 +85,14 @@ async def test_a_decline_is_overruled_only_by_a_thread_sharing_rare_identifiers(
     plain = FixedRetriever([issue(REPO, 7, 9.0, "what is the weather like")])
     declined = await Conversation(sessions, retriever=plain, memory=lambda: many).handle(ask("what is the weather like in Paris today?"))
     assert declined.kind is ReplyKind.OUT_OF_SCOPE
+
+
+async def test_a_named_product_is_never_dropped_strong_evidence_only_adds_one(sessions: RedisSessionStore) -> None:
+    """vllm-ascend named, the same error resolved in an upstream vLLM thread: the answer covers both."""
+    records = extract_repository([
+        thread(7, f"fails:\n{SIGNATURE_LINE}", ("maint", "MEMBER", "Fixed upstream: upgrade vLLM to 0.9.2, see the fix.")),
+    ]).values()
+    moved = ResolutionMemory(replace(r, repo="vllm-project/vllm") for r in records)
+    reply = await Conversation(sessions, retriever=FixedRetriever([]), memory=lambda: moved).handle(
+        ask(f"vllm-ascend 0.9.1 on 910B fails at startup:\n{SIGNATURE_LINE}"))
+    assert reply.kind is ReplyKind.ANSWER and reply.repos == ("vllm-project/vllm-ascend", "vllm-project/vllm")
