@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters.terminal.render import render_json, render_text
+from bot.chat_input import stdin_reader, terminal_paste_mode
 from bot.logs import configure_logging
 from bot.settings import Settings
 from bot.terminal_stream import TerminalProgress
@@ -115,20 +116,21 @@ async def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     conversation, researcher = local_conversation(settings, args.offline)
     thread = uuid.uuid4().hex
     mode = "offline triage" if researcher is None else "research"
-    print(f"Ascend Inference Copilot ({mode}). Type `help`, `reset`, or Ctrl-D to quit.", flush=True)
+    print(f"Ascend Inference Copilot ({mode}). Type `help`, `reset`, or Ctrl-D to quit; "
+          "a pasted log is one message.", flush=True)
+    reader = stdin_reader()
     try:
-        while True:
-            try:
-                line = await asyncio.to_thread(input, "you> ")
-            except EOFError:
-                print()
-                return 0
-            if not line.strip():
-                continue
-            progress = _progress_to_stderr()
-            reply = await conversation.handle(terminal_message(line, thread), progress)
-            progress.finish()
-            print(render_text(reply) + "\n", flush=True)
+        with terminal_paste_mode(sys.stdin.fileno(), sys.stdout):
+            while True:
+                print("you> ", end="", flush=True)
+                text = await asyncio.to_thread(reader.read_message)
+                if text is None:
+                    print()
+                    return 0
+                progress = _progress_to_stderr()
+                reply = await conversation.handle(terminal_message(text, thread), progress)
+                progress.finish()
+                print(render_text(reply) + "\n", flush=True)
     finally:
         if researcher is not None and hasattr(researcher, "aclose"):
             await researcher.aclose()

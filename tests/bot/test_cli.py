@@ -84,7 +84,7 @@ def test_doctor_reports_what_is_missing():
 
 
 def test_chat_remembers_the_thread_and_takes_the_clarification_at_the_prompt():
-    script = "MindIE 部署后报 507015 怎么办？\n1\n帮助\n".encode()
+    script = "MindIE 部署后报 507015 怎么办？\n\n1\n\n帮助\n".encode()  # piped messages end at a blank line
     result = run_bot("chat", "--offline", stdin=script)
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode()
