@@ -88,6 +88,7 @@ class KnowledgeIndex:
 
     def search(self, query: str, repos: Sequence[str] = (), k: int = 5, kind: PassageKind | None = None) -> list[Passage]:
         gen = self.generation
+        gen.verify()  # a file truncated since load raises IndexUnusable here instead of a SIGBUS below
         plan = plan_query(query, self.params)
         if not plan.weights or k <= 0:
             return []
