@@ -59,6 +59,8 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     rate_limit_channel_per_hour: int = 120
     daily_token_budget: int = 5_000_000  # shared by everyone
     user_daily_token_budget: int = 500_000  # one user's share of the model per day; 0 = no per-user cap
+    # held on both budgets before each model answer and settled with its real usage after
+    answer_token_reserve: int = Field(default=50_000, ge=0)
     metrics_token: SecretStr | None = None  # set: /metrics requires `Authorization: Bearer <token>`
 
     # --- knowledge index (python -m bot index / search) ----------------------------------------

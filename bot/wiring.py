@@ -163,7 +163,9 @@ def build_components(
             RedisSessionStore(client, keys, settings.session_ttl_seconds),
             researcher=researcher,
             limits=conversation_limits(settings),
-            budget=TokenBudget(client, keys, settings.daily_token_budget, settings.user_daily_token_budget),
+            budget=TokenBudget(
+                client, keys, settings.daily_token_budget, settings.user_daily_token_budget, settings.answer_token_reserve
+            ),
             on_research=metrics.observe_research,
             retriever=retriever,
             memory=memory,

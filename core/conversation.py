@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from redis.exceptions import RedisError
 
 from core.language import detect_language
-from core.limits import BudgetState, TokenBudget, budget_user
+from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
 from core.router import RouteDecision, resolve_choice, route
 from core.session import PendingClarification, Session, SessionStore
@@ -248,10 +248,11 @@ class Conversation:
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
 
-        spender = budget_user(message)
-        budget = BudgetState.OPEN
+        # Held before the model runs and settled after, so concurrent questions cannot overshoot.
+        held = Reservation(BudgetState.OPEN)
         if self._researcher is not None and self._budget is not None:
-            budget = await self._budget.state(spender)
+            held = await self._budget.reserve(budget_user(message))
+        budget = held.state
         if budget is BudgetState.ALL_SPENT:
             answer_text = f"{text('budget_exhausted', language)}\n\n{offline.text}"
         elif budget is BudgetState.USER_SPENT:  # one user cannot spend everyone's day: only they fall back
@@ -279,9 +280,9 @@ class Conversation:
                 self._on_research(outcome)
             if self._budget is not None:
                 try:
-                    await self._budget.spend(_tokens_of(outcome), spender)
-                except RedisError:  # a finished answer is worth more than one uncounted spend
-                    log.warning("could not record token spend; Redis unavailable")
+                    await self._budget.settle(held, _tokens_of(outcome))
+                except RedisError:  # a finished answer is worth more than one settlement (its estimate stays charged)
+                    log.warning("could not settle the token spend; Redis unavailable")
             if outcome.ok:
                 answer_text, sources = outcome.text, tuple(outcome.sources)
             else:

@@ -14,6 +14,7 @@ from core.research.agent import ResearchAgent
 from core.research.anthropic_client import AnthropicClient
 from core.research.cache import ToolCache
 from core.research.loop import LoopLimits
+from core.research.metering import Metered
 from core.research.model import ModelClient
 from core.research.openai_client import OpenAIClient
 from core.research.redact import Redactor
@@ -69,10 +70,11 @@ def build_registry(
 
 
 def model_client(settings: "ResearchSettings") -> ModelClient:
-    """The configured model (the research agent and the eval judge speak to the same one)."""
+    """The configured model (the research agent and the eval judge speak to the same one), its
+    usage estimated when the server reports none (so budgets hold)."""
 
     if settings.resolved_model_provider == "openai":
-        return OpenAIClient(
+        return Metered(OpenAIClient(
             api_key=secret(settings.openai_api_key),
             model=settings.openai_model,
             base_url=settings.openai_base_url,
@@ -80,8 +82,8 @@ def model_client(settings: "ResearchSettings") -> ModelClient:
             max_retries=settings.anthropic_max_retries,
             stream=settings.anthropic_stream,
             timeout=settings.research_deadline_seconds,
-        )
-    return AnthropicClient(
+        ))
+    return Metered(AnthropicClient(
         api_key=secret(settings.anthropic_api_key),
         model=settings.anthropic_model,
         base_url=settings.anthropic_base_url,
@@ -89,7 +91,7 @@ def model_client(settings: "ResearchSettings") -> ModelClient:
         max_retries=settings.anthropic_max_retries,
         stream=settings.anthropic_stream,
         timeout=settings.research_deadline_seconds,
-    )
+    ))
 
 
 def build_research_agent(

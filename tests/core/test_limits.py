@@ -2,7 +2,7 @@ import time
 
 from core.access import AccessPolicy
 from core.ingress import Ingress, SubmitOutcome
-from core.limits import RateLimiter, TokenBudget
+from core.limits import BudgetState, RateLimiter, TokenBudget
 from core.messages import InboundMessage
 
 
@@ -33,12 +33,13 @@ async def test_a_new_window_resets_the_count(redis, keys):
 
 async def test_token_budget(redis, keys):
     budget = TokenBudget(redis, keys, daily_limit=1000)
-    assert not await budget.exhausted()
-    assert await budget.spend(600) == 600
-    assert not await budget.exhausted()
-    await budget.spend(400)
-    assert await budget.exhausted()
-    assert not await TokenBudget(redis, keys, daily_limit=0).exhausted()  # 0 means unlimited
+    first = await budget.reserve("slack:T:U1")
+    assert first.state is BudgetState.OPEN
+    await budget.settle(first, 600)
+    second = await budget.reserve("slack:T:U1")
+    await budget.settle(second, 400)
+    assert (await budget.reserve("slack:T:U1")).state is BudgetState.ALL_SPENT
+    assert (await TokenBudget(redis, keys, daily_limit=0).reserve("slack:T:U1")).state is BudgetState.OPEN  # 0: unlimited
 
 
 def test_access_policy():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 
 from core.conversation import Conversation
@@ -41,30 +42,93 @@ def ask(text: str, sender: str, thread: str, platform: str = "telegram", workspa
     return InboundMessage(platform, workspace, "chat1", thread, sender, text, thread, thread, True)
 
 
+async def spend(budget: TokenBudget, user: str, tokens: int) -> BudgetState:
+    """One answer's whole bookkeeping: reserve, then settle with what it used."""
+    held = await budget.reserve(user)
+    await budget.settle(held, tokens)
+    return held.state
+
+
 async def test_spend_counts_per_user_and_shared(redis, keys) -> None:
     budget = TokenBudget(redis, keys, daily_limit=10_000, user_daily_limit=1000)
-    assert await budget.state("telegram:b:alice") is BudgetState.OPEN
-    assert await budget.spend(600, "telegram:b:alice") == 600
-    assert await budget.state("telegram:b:alice") is BudgetState.OPEN
-    await budget.spend(400, "telegram:b:alice")
-    assert await budget.state("telegram:b:alice") is BudgetState.USER_SPENT
-    assert await budget.state("telegram:b:bob") is BudgetState.OPEN  # others are unaffected
-    assert await budget.spend(9000, "telegram:b:bob") == 10_000  # the shared count has both
-    assert await budget.state("telegram:b:carol") is BudgetState.ALL_SPENT
+    assert await spend(budget, "telegram:b:alice", 600) is BudgetState.OPEN
+    assert await spend(budget, "telegram:b:alice", 400) is BudgetState.OPEN
+    assert await spend(budget, "telegram:b:alice", 1) is BudgetState.USER_SPENT  # 1000: the cap exactly
+    assert await spend(budget, "telegram:b:bob", 9000) is BudgetState.OPEN  # others are unaffected
+    assert int(await redis.get(keys.tokens_today(time.strftime("%Y-%m-%d", time.gmtime())))) == 10_000
+    assert await spend(budget, "telegram:b:carol", 1) is BudgetState.ALL_SPENT
     # 0 means no per-user cap: only the shared budget counts
     uncapped = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=0)
-    assert await uncapped.state("telegram:b:alice") is BudgetState.OPEN
+    assert (await uncapped.reserve("telegram:b:alice")).state is BudgetState.OPEN
 
 
-async def test_counters_expire_and_concurrent_spends_are_not_lost(redis, keys) -> None:
-    budget = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=5000)
-    for _ in range(4):  # concurrent spends from several answers of one user
-        await asyncio.gather(*(budget.spend(10, "slack:T1:U1") for _ in range(50)))
-    assert await budget.state("slack:T1:U1") is BudgetState.OPEN
-    await budget.spend(3000, "slack:T1:U1")
-    assert await budget.state("slack:T1:U1") is BudgetState.USER_SPENT  # 2000 + 3000 = the cap exactly
+async def test_counters_expire_and_concurrent_settlements_are_not_lost(redis, keys) -> None:
+    budget = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=5000, reserve=10)
+    for _ in range(4):  # concurrent answers of one user, each reserving and settling
+        await asyncio.gather(*(spend(budget, "slack:T1:U1", 10) for _ in range(50)))
+    assert await spend(budget, "slack:T1:U1", 3000) is BudgetState.OPEN  # 2000 + 3000 = the cap exactly
+    assert (await budget.reserve("slack:T1:U1")).state is BudgetState.USER_SPENT
     async for key in redis.scan_iter(match=f"{keys.prefix}:tokens:*"):
         assert 0 < await redis.ttl(key) <= 2 * 24 * 3600  # nothing kept forever
+
+
+async def test_a_reservation_is_settled_with_the_real_usage(redis, keys) -> None:
+    budget = TokenBudget(redis, keys, daily_limit=0, user_daily_limit=1000, reserve=700)
+    held = await budget.reserve("slack:T1:U1")
+    assert (await budget.reserve("slack:T1:U1")).state is BudgetState.USER_SPENT  # 700 + 700 > 1000
+    await budget.settle(held, 100)  # the answer cost less than its estimate: the rest is free again
+    assert (await budget.reserve("slack:T1:U1")).state is BudgetState.OPEN  # 100 + 700 <= 1000
+
+
+class BlockingResearcher(CountingResearcher):
+    """Holds every answer until released, so two questions are in flight together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def answer(self, request: object, progress: object) -> Outcome:
+        self.calls += 1
+        await self.release.wait()
+        return Outcome()
+
+
+async def test_two_concurrent_questions_cannot_overshoot_the_users_budget(redis, keys) -> None:
+    """Each question is estimated at 60% of what is left: only one may run the model."""
+    researcher = BlockingResearcher()
+    budget = TokenBudget(redis, keys, daily_limit=1_000_000, user_daily_limit=10_000, reserve=6000)
+    conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
+    question = "vllm-ascend 0.9.1 on 910B fails with ACL error 507015 at startup"
+    both = asyncio.gather(
+        conversation.handle(ask(question, "alice", "t1")), conversation.handle(ask(question, "alice", "t2"))
+    )
+    for _ in range(200):  # until both questions got past the budget check
+        await asyncio.sleep(0.01)
+        if researcher.calls == 2:
+            break
+    researcher.release.set()
+    first, second = await both
+    assert researcher.calls == 1
+    assert sorted("MODEL ANSWER" in r.text for r in (first, second)) == [False, True]
+    assert any("your share of today's research budget" in r.text for r in (first, second))
+
+
+async def test_two_concurrent_questions_cannot_overshoot_the_shared_budget(redis, keys) -> None:
+    researcher = BlockingResearcher()
+    budget = TokenBudget(redis, keys, daily_limit=10_000, user_daily_limit=0, reserve=6000)
+    conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
+    question = "vllm-ascend 0.9.1 on 910B fails with ACL error 507015 at startup"
+    both = asyncio.gather(
+        conversation.handle(ask(question, "alice", "t1")), conversation.handle(ask(question, "bob", "t2"))
+    )
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if researcher.calls == 2:
+            break
+    researcher.release.set()
+    replies = await both
+    assert researcher.calls == 1
+    assert any("Today's research budget is used up" in r.text for r in replies)
 
 
 async def test_a_user_over_their_share_gets_a_notice_and_offline_triage_others_get_the_model(redis, keys) -> None:
