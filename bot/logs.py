@@ -68,6 +68,12 @@ def configure_logging(level: str = "INFO", as_json: bool = False, redact: Callab
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # uvicorn's own loggers log request lines (a Telegram webhook secret or a token in a query string):
+    # no handlers of their own, so every line goes through the root handler and its redaction filter.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True
     # HTTP client libraries log full URLs, which can carry tokens (Telegram puts the bot token in the path).
     for noisy in ("httpx", "httpx2", "httpcore", "telegram", "slack_sdk", "slack_bolt", "mcp", "anthropic", "lark_oapi"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

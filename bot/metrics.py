@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hmac
+import ipaddress
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -49,3 +51,44 @@ def bearer_matches(authorization: str | None, token: str) -> bool:
     expected = f"Bearer {token}".encode()
     given = (authorization or "").strip().encode("latin-1")  # the raw header bytes (Starlette decodes latin-1)
     return hmac.compare_digest(given, expected)
+
+
+def is_loopback(host: str) -> bool:
+    """True when a server bound to `host` can be reached only from this machine (or this pod).
+    A name other than localhost could resolve anywhere, so it counts as beyond loopback."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class StatusGate:
+    """Who may read /readyz and /metrics: the one place this policy lives (/healthz is always open).
+
+    Queue depth, adapters and Redis health tell an attacker what runs and when it is loaded, so once
+    the server is reachable beyond loopback they are closed unless METRICS_TOKEN (a bearer) or
+    METRICS_PUBLIC opens them. A token, when set, always guards /metrics, also on loopback."""
+
+    token: str = ""
+    open_without_token: bool = True  # bound to loopback, or METRICS_PUBLIC=true
+
+    @classmethod
+    def for_server(cls, host: str, token: str, public: bool) -> "StatusGate":
+        return cls(token, public or is_loopback(host))
+
+    @property
+    def closed(self) -> bool:
+        """Nobody can read /readyz or /metrics: beyond loopback with neither a token nor METRICS_PUBLIC."""
+        return not self.token and not self.open_without_token
+
+    def refusal(self, authorization: str | None, *, metrics: bool) -> int | None:
+        """None when the request may read the endpoint, else the status to answer (401: a token would
+        open it; 403: nothing would)."""
+        if self.token and bearer_matches(authorization, self.token):
+            return None
+        if self.open_without_token and not (metrics and self.token):
+            return None
+        return 401 if self.token else 403

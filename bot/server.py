@@ -28,6 +28,13 @@ class _Server(uvicorn.Server):
         yield
 
 
+def uvicorn_config(app: object, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    """log_config=None: uvicorn's default config gives its loggers their own handlers, which would
+    bypass the redaction filter on ours (bot/logs.py routes them through the root handler)."""
+    return uvicorn.Config(app, host=host, port=port, log_level=settings.log_level.lower(), access_log=False,
+                          log_config=None)
+
+
 def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
     if settings.redis_url:
         return settings, None
@@ -54,11 +61,8 @@ async def run_server(settings: Settings, mode: str, *, host: str | None = None, 
     worker = Worker(components) if mode in ("serve", "worker") else None
     server = None
     if mode in ("serve", "web"):
-        config = uvicorn.Config(
-            create_app(components), host=host or settings.host, port=port or settings.port,
-            log_level=settings.log_level.lower(), access_log=False,
-        )
-        server = _Server(config)
+        bind = host or settings.host
+        server = _Server(uvicorn_config(create_app(components, host=bind), settings, bind, port or settings.port))
     enabled = ", ".join(sorted(components.adapters)) or "none (set platform credentials to enable adapters)"
     log.info("starting %s; adapters: %s; research: %s", mode, enabled, "on" if components.researcher else "offline")
     print(f"Adapters enabled: {enabled}", flush=True)

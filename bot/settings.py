@@ -62,6 +62,8 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     # held on both budgets before each model answer and settled with its real usage after
     answer_token_reserve: int = Field(default=50_000, ge=0)
     metrics_token: SecretStr | None = None  # set: /metrics requires `Authorization: Bearer <token>`
+    # HOST beyond loopback closes /readyz and /metrics unless METRICS_TOKEN is sent; true opens them to anyone
+    metrics_public: bool = False
 
     # --- knowledge index (python -m bot index / search) ----------------------------------------
     index_dir: Path | None = None  # unset: DATA_DIR/index

@@ -17,18 +17,36 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.metrics import bearer_matches
+from bot.metrics import StatusGate
 from adapters.common.ingress import unavailable
 from bot.wiring import Components
 
 log = logging.getLogger(__name__)
 
 
-def create_app(components: Components) -> Starlette:
+def create_app(components: Components, *, host: str | None = None) -> Starlette:
+    """`host`: the address the server binds (default HOST); beyond loopback, /readyz and /metrics close."""
+    settings = components.settings
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+    gate = StatusGate.for_server(host or settings.host, token, settings.metrics_public)
+    if gate.closed:
+        log.warning("/readyz and /metrics are closed: the server binds %s, beyond loopback; set METRICS_TOKEN "
+                    "(a bearer token) or METRICS_PUBLIC=true to open them (/healthz stays open)", host or settings.host)
+
+    def refused(request: Request, *, metrics: bool) -> Response | None:
+        # Before any Redis work: an unauthenticated caller costs nothing. The header is never logged.
+        status = gate.refusal(request.headers.get("authorization"), metrics=metrics)
+        if status is None:
+            return None
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return PlainTextResponse("unauthorized" if status == 401 else "forbidden", status_code=status, headers=headers)
+
     async def healthz(_: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")
 
-    async def readyz(_: Request) -> JSONResponse:
+    async def readyz(request: Request) -> Response:
+        if (refusal := refused(request, metrics=False)) is not None:
+            return refusal
         try:
             await components.redis.ping()
             redis_ok = True
@@ -37,14 +55,11 @@ def create_app(components: Components) -> Starlette:
         body = {"redis": redis_ok, "adapters": sorted(components.adapters)}
         return JSONResponse(body, status_code=200 if redis_ok else 503)
 
-    token = components.settings.metrics_token.get_secret_value() if components.settings.metrics_token else ""
-
     async def metrics(request: Request) -> Response:
         if components.metrics is None:
             return PlainTextResponse("metrics disabled", status_code=404)
-        if token and not bearer_matches(request.headers.get("authorization"), token):
-            # Before any Redis work: an unauthenticated scraper costs nothing. The header is never logged.
-            return PlainTextResponse("unauthorized", status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        if (refusal := refused(request, metrics=True)) is not None:
+            return refusal
         try:
             await refresh_queue_gauges(components)
         except (RedisError, OSError):
