@@ -1,6 +1,11 @@
 """`python -m bot search [--repo OWNER/NAME …] [-k N] [--json] QUERY|-`: ranked passages from the index.
 
 With `-`, stdin holds one query per line: plain text, or {"query": "...", "repos": ["owner/name", …]}.
+
+Everything printed comes from the index (issue text written by anyone, file contents) or from the
+query: terminal escapes (colours, cursor moves, OSC 8 links, OSC 52 clipboard writes) and control
+characters are stripped from text output, as `ask` does, and escaped in JSON output, which keeps the
+data exact while no raw control byte reaches the terminal.
 """
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from adapters.terminal.render import strip_controls
 from bot.settings import Settings
 from bot.wiring import build_retriever
 from core.index.passage import Passage
@@ -15,6 +21,18 @@ from core.research.repos import find_repo
 
 MAX_K = 50
 MAX_QUERY_CHARS = 4000
+
+
+# json.dumps(ensure_ascii=False) escapes C0 controls but writes DEL and C1 (0x80-0x9f, 8-bit CSI/OSC) raw.
+_RAW_IN_JSON = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
+def _say(text: str) -> None:
+    print(strip_controls(text), flush=True)
+
+
+def _say_json(data: object) -> None:
+    print(json.dumps(data, ensure_ascii=False).translate(_RAW_IN_JSON), flush=True)
 
 
 class BadQuery(ValueError):
@@ -66,29 +84,29 @@ def _text(query: str, passages: list[Passage]) -> str:
 
 def run_search(settings: Settings, query: list[str], repos: list[str], k: int, as_json: bool) -> int:
     if not 1 <= k <= MAX_K:
-        print(f"-k must be between 1 and {MAX_K}")
+        _say(f"-k must be between 1 and {MAX_K}")
         return 2
     index = build_retriever(settings, warm=False)
     if index is None:
-        print(f"no knowledge index in {settings.index_path}: run `python -m bot index` first")
+        _say(f"no knowledge index in {settings.index_path}: run `python -m bot index` first")
         return 1
     try:
         default_repos = resolve_repos(repos, index.repos)
     except BadQuery as exc:
-        print(str(exc))
+        _say(str(exc))
         return 2
 
     def one(text: str, wanted: list[str]) -> None:
         passages = index.search(text[:MAX_QUERY_CHARS], wanted, k)
         if as_json:
-            print(json.dumps({"query": text, "results": [p.to_dict() for p in passages]}, ensure_ascii=False), flush=True)
+            _say_json({"query": text, "results": [p.to_dict() for p in passages]})
         else:
-            print(_text(text, passages) + "\n", flush=True)
+            _say(_text(text, passages) + "\n")
 
     if query != ["-"]:
         text = " ".join(query).strip()
         if not text:
-            print("empty query: give the question as arguments, or '-' to read one per line from stdin")
+            _say("empty query: give the question as arguments, or '-' to read one per line from stdin")
             return 2
         one(text, default_repos)
         return 0
@@ -104,9 +122,9 @@ def run_search(settings: Settings, query: list[str], repos: list[str], k: int, a
         except BadQuery as exc:
             failed += 1
             if as_json:
-                print(json.dumps({"query": raw.strip()[:200], "error": str(exc)}, ensure_ascii=False), flush=True)
+                _say_json({"query": raw.strip()[:200], "error": str(exc)})
             else:
-                print(f"{raw.strip()[:200]}\n  error: {exc}\n", flush=True)
+                _say(f"{raw.strip()[:200]}\n  error: {exc}\n")
             continue
         one(text.strip(), wanted)
     return 1 if failed else 0
