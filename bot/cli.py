@@ -46,7 +46,7 @@ def local_conversation(
     settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
-    from bot.wiring import build_researcher, build_retriever, conversation_limits, open_memory  # noqa: PLC0415
+    from bot.wiring import build_researcher, build_retriever, conversation_limits, open_memory, open_vocabulary  # noqa: PLC0415
     from core.access import Allowlist  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
     from core.resolution.team import MemoryTeamStore  # noqa: PLC0415
@@ -68,6 +68,7 @@ def local_conversation(
         on_research=on_research,
         retriever=retriever,
         memory=memory,
+        vocabulary=open_vocabulary(settings).current,
         team=MemoryTeamStore(),
         experts=Allowlist.parse(settings.experts),
     )

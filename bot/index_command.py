@@ -15,6 +15,7 @@ from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, b
 from core.index.store import current_generation
 from core.issue_store import issues_dir
 from core.resolution.memory import RepoInput, build_memory
+from core.vocabulary.build import build_vocabulary
 from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
 
 
@@ -54,6 +55,11 @@ def refresh_index(settings: Settings, repos: list[str] | None, say=print) -> Bui
     if memory.threads:
         say(f"resolutions: {memory.threads} threads, {memory.resolved} resolved, {memory.with_release} with a release, "
             f"{memory.signatures} error signatures, {memory.seconds:.1f} s")
+    clones = [(s.name, s.clone) for s in sources if _has_clone(s.clone)]
+    vocabulary = build_vocabulary(settings.index_path, clones)
+    if vocabulary.repos:
+        say(f"vocabulary: {vocabulary.tokens} identifiers of {vocabulary.repos} clones "
+            f"({vocabulary.bytes / 1e6:.1f} MB, {len(vocabulary.rebuilt)} re-read), {vocabulary.seconds:.1f} s")
     if memory.shallow:
         say(f"resolutions: no release names for {', '.join(memory.shallow)}: shallow clones have no tags "
             "(REPO_SYNC_MODE=blobless, then `python -m bot sync`)")

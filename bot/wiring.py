@@ -12,9 +12,9 @@ from redis.backoff import ExponentialBackoff
 
 from adapters import PLATFORMS
 from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
+from bot.access_check import access_policy, check_access
 from bot.metrics import Metrics
 from bot.settings import Settings
-from core.access import AccessPolicy
 from core.ingress import Ingress
 from core.keys import Keys
 from core.limits import RateLimiter, TokenBudget
@@ -100,6 +100,14 @@ def open_memory(settings: Settings) -> Any:
     return MemoryFile(settings.index_path, check_every=settings.index_check_seconds)
 
 
+def open_vocabulary(settings: Settings) -> Any:
+    """The vocabulary map of the index directory (empty until `python -m bot index` has read clones):
+    the router's evidence when a question names no product."""
+    from core.vocabulary.map import vocabulary_file  # noqa: PLC0415
+
+    return vocabulary_file(settings.index_path, check_every=settings.index_check_seconds)
+
+
 def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any = None, memory: Any = None) -> Any:
     """The research agent when a model key is set, else None (offline triage)."""
     if not settings.llm_enabled:
@@ -116,14 +124,17 @@ class PlatformStartupError(ValueError):
     """A platform whose credentials are set cannot start: startup stops with this one line."""
 
 
+def enabled_platforms(settings: Settings) -> list[str]:
+    """Every platform whose credentials are set: the operator meant to run it."""
+    # each adapters/<name>/settings.py is pydantic only: always importable
+    return [name for name in PLATFORMS if importlib.import_module(f"adapters.{name}.settings").credentials_set(settings)]
+
+
 def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
     """Every platform whose credentials are set. One that is configured but cannot be imported or
     built stops startup: skipping it would leave its users' questions unanswered without a word."""
     adapters: dict[str, PlatformAdapter] = {}
-    for name in PLATFORMS:
-        settings_module = importlib.import_module(f"adapters.{name}.settings")  # pydantic only: always importable
-        if not settings_module.credentials_set(deps.settings):
-            continue
+    for name in enabled_platforms(deps.settings):
         try:
             module = importlib.import_module(f"adapters.{name}")
             adapter = module.create_adapter(deps)
@@ -145,10 +156,12 @@ def build_components(
 ) -> Components:
     if settings.redis_url is None and redis is None:
         raise ValueError("build_components needs REDIS_URL (the CLI starts an embedded server when it is unset)")
+    access = access_policy(settings)
+    if with_adapters:  # a process that takes platform traffic: no open platform unless opened on purpose
+        check_access(access, enabled_platforms(settings))
     client = redis or redis_client(settings.redis_url or "")
     keys = Keys(settings.redis_prefix)
     metrics = Metrics()
-    access = AccessPolicy.of(settings.allowed_workspaces, settings.allowed_channels, settings.allowed_users)
     ingress = Ingress(client, keys, settings.dedupe_ttl_seconds, access, on_submit=metrics.count_event)
     researcher = None
     if conversation is None:
@@ -169,6 +182,7 @@ def build_components(
             on_research=metrics.observe_research,
             retriever=retriever,
             memory=memory,
+            vocabulary=open_vocabulary(settings).current,
             team=RedisTeamStore(client, keys),
             experts=Allowlist.parse(settings.experts),
         )
@@ -178,31 +192,4 @@ def build_components(
     )
     if with_adapters:
         components.adapters = build_adapters(AdapterDeps(settings=settings, redis=client, ingress=ingress))
-        warn_about_access(access, list(components.adapters))
     return components
-
-
-# What to put in an allowlist to close each platform (the ids its messages carry; see core/access.py).
-_CLOSE_HINT = {
-    "slack": 'ALLOWED_WORKSPACES=["slack:T…"]',
-    "telegram": 'ALLOWED_USERS=["telegram:<user id>"] or ALLOWED_CHANNELS=["telegram:<chat id>"]',
-    "feishu": 'ALLOWED_WORKSPACES=["feishu:<tenant key>"] or ALLOWED_USERS=["feishu:ou_…"]',
-    "wecom": 'ALLOWED_USERS=["wecom:<user id>"] or ALLOWED_CHANNELS=["wecom:<chat id>"]',
-}
-
-
-def warn_about_access(access: AccessPolicy, platforms: list[str]) -> list[str]:
-    """One warning line per enabled platform that anyone who finds the bot may use (and per misspelt
-    platform name in an allowlist). Returned too, so tests and `doctor` can show them."""
-    lines = [
-        f"{platform} is open to everyone: no ALLOWED_WORKSPACES/ALLOWED_CHANNELS/ALLOWED_USERS entry applies to it "
-        f"(to restrict it: {_CLOSE_HINT.get(platform, f'{platform}:<id>')})"
-        for platform in access.open_platforms(platforms)
-    ]
-    lines += [
-        f"allowlist entry {entry.split(':', 1)[0]!r}:… names no platform; it is matched as a literal id on every platform"
-        for entry in access.unknown_qualifiers()
-    ]
-    for line in lines:
-        log.warning("%s", line)
-    return lines

@@ -22,6 +22,7 @@ from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
 from core.router import RouteDecision, resolve_choice, route
+from core.vocabulary.map import VocabularyMap
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
@@ -97,6 +98,7 @@ class Conversation:
         on_research: Callable[[Any], None] | None = None,
         retriever: Retriever | None = None,
         memory: Callable[[], ResolutionMemory] | None = None,
+        vocabulary: Callable[[], VocabularyMap] | None = None,
         team: TeamStore | None = None,
         experts: Allowlist = Allowlist(),
     ) -> None:
@@ -104,6 +106,7 @@ class Conversation:
         self._experts = experts  # who may save them (empty: nobody)
         self._retriever = retriever  # the knowledge index: passages quoted in offline answers
         self._memory = memory  # resolved threads (built with the index): what fixed this before
+        self._vocabulary = vocabulary  # which product owns which identifier (built with the index)
         self._on_research = on_research  # metrics hook: sees each research outcome (usage, trace)
         self._sessions = sessions
         self._researcher = researcher
@@ -151,7 +154,7 @@ class Conversation:
 
         analysed = analysis_window(body)
         await progress(Progress(text("progress_routing", language), stage="routing", language=language))
-        decision = route(analysed, session_repos=session.repos)
+        decision = route(analysed, session_repos=session.repos, vocabulary=self._vocabulary() if self._vocabulary else None)
         # The question's decisive lines and a colleague's saved answer, found once for routing and answering.
         evidence = await self._evidence(message, analysed)
         if pending is None:

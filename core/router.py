@@ -4,21 +4,28 @@ Rules (from the domain seed):
 - Repository names and aliases match case-insensitively, English and Chinese;
   strong evidence (a `vllm_ascend/` frame, `VLLM_ASCEND_*` variables,
   `VLLM_OPTIMIZATION_LEVEL` for MindIE-Turbo...) settles the repository.
-- Bare "vllm" with Ascend context (NPU, 昇腾, 910B, CANN, torch_npu...) could be
-  upstream vLLM or vllm-ascend: ask. Without Ascend context it is vLLM. But vLLM
-  that failed on an NPU (an ACL/CANN error code, aclnn/aclop, "NPU out of memory",
-  NPU graph capture, torchair) can only have been running through vllm-ascend:
-  that settles it.
-- "MindIE" without a component: ask LLM / SD / Motor / PyMotor / Turbo.
-- Ascend / 昇腾 / NPU with no project: ask which of the nine.
-- Several named repositories: all of them (comparisons).
+- Bare "vllm" with Ascend context (NPU, 昇腾, 910B, CANN, torch_npu...) is vllm-ascend:
+  vLLM runs on an NPU only through the plugin. It is upstream vLLM as well when the
+  text says "upstream" or uses vocabulary only vLLM owns (a vLLM module path).
+  Without Ascend context it is vLLM.
+- "MindIE" without a component: diffusion words mean MindIE-SD, cluster words
+  (coordinator, controller, msctl) MindIE-Motor; next to another framework or with
+  any serving context it is MindIE-LLM's service; ask only when nothing hints.
+- No product named: the repositories' own vocabulary (core/vocabulary, built from the
+  clones) settles it when one product owns the identifiers; with Ascend context and no
+  vocabulary, diffusion work is MindIE-SD, quantizing a model msModelSlim, and serving
+  an LLM vllm-ascend. Ask which project only when nothing narrows it, offering only
+  the products the vocabulary left in play.
+- Several named repositories: all of them (comparisons); more than four: ask which.
 - Repositories chosen earlier in the thread settle follow-ups that name none.
 - Ascend error strings (ACL codes, EZ9999-style codes, aclnn, PTA/ACL API
   failures, HCCL) are Ascend context: never out of scope.
-- Nothing about these repositories or Ascend: out of scope.
+- Out of scope only on positive evidence: another inference stack (TensorRT-LLM,
+  llama.cpp, Ollama...), CUDA kernels, a phone, or an off-topic request. An LLM
+  serving question naming no product and no Ascend hardware is upstream vLLM's.
 
-Pure: the only input is the text, the session's repositories and the
-knowledge base; compiled patterns are cached per knowledge base.
+Pure: the only input is the text, the session's repositories, the knowledge
+base and the vocabulary map; compiled patterns are cached per knowledge base.
 """
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ from core.entity_routing import products_of_named_entities
 from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
+from core.vocabulary.map import VocabularyMap, VocabularyVotes
 
 Action = Literal["research", "clarify", "out_of_scope"]
 
@@ -43,9 +51,17 @@ MINDIE_COMPONENTS = (
     "verylucky01/MindIE-PyMotor",
     "verylucky01/MindIE-Turbo",
 )
+MINDIE_LLM = "verylucky01/MindIE-LLM"
 MINDIE_SD = "verylucky01/MindIE-SD"
+MINDIE_MOTOR = "verylucky01/MindIE-Motor"
 MINDIE_TURBO = "verylucky01/MindIE-Turbo"
-ASCEND_ONLY = frozenset(MINDIE_COMPONENTS) | {"verylucky01/MindStudio-ModelSlim"}
+MSMODELSLIM = "verylucky01/MindStudio-ModelSlim"
+ASCEND_ONLY = frozenset(MINDIE_COMPONENTS) | {MSMODELSLIM}
+# Vocabulary votes: a product needs this much evidence, and this lead over the next one to stand alone.
+MIN_VOTE = 1.0
+LEAD = 1.5
+# More named products than this is not a comparison but a list: ask which one matters.
+MAX_NAMED = 4
 
 
 @dataclass(frozen=True)
@@ -67,22 +83,17 @@ class RouteDecision:
         return self.question_zh if language == "zh" else self.question_en
 
 
-_QUESTIONS = {
-    "vllm": (
-        "Is this about the vllm-ascend plugin (vLLM on Ascend NPUs) or upstream vLLM itself?",
-        "你问的是 vllm-ascend 插件（在昇腾 NPU 上运行 vLLM），还是上游 vLLM 本身？",
-    ),
-    "mindie": (
-        "Which MindIE component is this about: MindIE-LLM, MindIE-SD, MindIE-Motor, MindIE-PyMotor or MindIE-Turbo?",
-        "你问的是哪个 MindIE 组件：MindIE-LLM、MindIE-SD、MindIE-Motor、MindIE-PyMotor 还是 MindIE-Turbo？",
-    ),
-    "ascend": (
-        "Which project is this about? I cover vLLM, vllm-ascend, SGLang, MindIE-LLM, MindIE-SD, MindIE-Motor, "
-        "MindIE-PyMotor, MindIE-Turbo and msModelSlim.",
-        "这个问题涉及哪个项目？我可以回答 vLLM、vllm-ascend、SGLang、MindIE-LLM、MindIE-SD、MindIE-Motor、"
-        "MindIE-PyMotor、MindIE-Turbo 和 msModelSlim 相关的问题。",
-    ),
-}
+_MINDIE_QUESTION = (
+    "Which MindIE component is this about: MindIE-LLM, MindIE-SD, MindIE-Motor, MindIE-PyMotor or MindIE-Turbo?",
+    "你问的是哪个 MindIE 组件：MindIE-LLM、MindIE-SD、MindIE-Motor、MindIE-PyMotor 还是 MindIE-Turbo？",
+)
+# The whole menu, when nothing narrows the question down.
+_MENU_QUESTION = (
+    "Which project is this about? I cover vLLM, vllm-ascend, SGLang, MindIE-LLM, MindIE-SD, MindIE-Motor, "
+    "MindIE-PyMotor, MindIE-Turbo and msModelSlim.",
+    "这个问题涉及哪个项目？我可以回答 vLLM、vllm-ascend、SGLang、MindIE-LLM、MindIE-SD、MindIE-Motor、"
+    "MindIE-PyMotor、MindIE-Turbo 和 msModelSlim 相关的问题。",
+)
 
 _SEP = r"[\s_\-]*"
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[^\u3400-\u9fff\s_\-]+")
@@ -126,7 +137,10 @@ _ASCEND_FAILURE = guarded(
     _ASCEND_FAILURE_WORDS,
 )
 # Ascend-only words the general pattern above does not catch.
-_ASCEND_MORE = guarded(r"(?<![A-Za-z])vnpu|hiascend|(?<![A-Za-z])aclop|pta[ \t]call[ \t]acl", ("vnpu", "hiascend", "aclop", "pta call"))
+_ASCEND_MORE = guarded(
+    r"(?<![A-Za-z])vnpu|hiascend|(?<![A-Za-z])aclop|pta[ \t]call[ \t]acl|(?<![A-Za-z])tbe(?![A-Za-z])",
+    ("vnpu", "hiascend", "aclop", "pta call", "tbe"),
+)
 _A3_A2 = guarded(r"(?<![A-Za-z0-9_\-])A[23](?![A-Za-z0-9_])", ("a2", "a3"), 0)
 # Diffusion work on "MindIE" can only mean MindIE-SD.
 _SD_HINT = guarded(
@@ -145,6 +159,64 @@ _OFF_TOPIC = guarded(
     r"movie|电影|travel|旅游|react|vue\.?js|(?<![A-Za-z])css(?![A-Za-z])|javascript|typescript|frontend|前端|photoshop|excel|"
     r"lyrics|歌词|horoscope|星座|birthday|生日",
     _OFF_TOPIC_WORDS,
+)
+# "The Python one" of MindIE's cluster layer is MindIE-PyMotor.
+_PY_HINT = guarded(r"(?<![A-Za-z])python(?![A-Za-z])|(?<![A-Za-z])py(?![A-Za-z])", ("py",))
+# Which framework to use: the answer compares the LLM serving stacks on Ascend.
+_FRAMEWORK_CHOICE = guarded(
+    r"(?:哪个|哪种|什么|which|what)[ \t]{0,2}(?:推理)?[ \t]{0,2}(?:框架|frameworks?|engines?|引擎)|"
+    r"(?:推荐|recommend)[^\n]{0,12}(?:框架|framework|engine|引擎)|有什么推荐|what can i use",
+    ("框架", "framework", "engine", "引擎", "推荐", "what can i use"),
+)
+SERVING_STACKS = (VLLM_ASCEND, MINDIE_LLM, "sgl-project/sglang")
+# A bare "MindIE" with these is its LLM service.
+_SERVICE = guarded(r"服务|service|server|接口|endpoint|(?<![A-Za-z])api(?![A-Za-z])|config\.json|请求|request",
+                   ("服务", "service", "server", "接口", "endpoint", "api", "config.json", "请求", "request"))
+# Words of MindIE's cluster layer (MindIE-Motor) next to a bare "MindIE".
+_MOTOR_HINT = guarded(
+    r"coordinator|controller|msctl|deployer|mindie[ _\-]?client|集群管理|调度器",
+    ("coordinator", "controller", "msctl", "deployer", "client", "集群管理", "调度器"),
+)
+# Producing quantized weights (the toolkit's job), not serving them.
+_QUANTIZE = guarded(
+    r"(?<![A-Za-z])(?:quantiz(?:e|ing)|calibrat(?:e|ion|ing)|anti[ _\-]?outlier)|(?:怎么|如何|用什么|做)[ \t]{0,2}量化|量化(?:工具|脚本|命令|时|过程|校准|报错|失败)|校准(?:数据|集)|离群值",
+    ("quantiz", "calibrat", "anti", "量化", "校准", "离群值"),
+)
+# Serving a (quantized) model rather than producing it.
+_SERVE_WORDS = guarded(r"serv(?:e|ing)(?![A-Za-z])|部署|推理|加载|load(?:ing)?[ \t]the|vllm", ("serv", "部署", "推理", "加载", "load", "vllm"))
+# An LLM inference question: upstream vLLM's domain when no product or Ascend signal is given.
+_LLM_WORDS = (
+    "llm", "大模型", "inference", "推理", "serv", "部署", "deploy", "token", "throughput", "吞吐", "latency", "时延", "kv",
+    "prefix", "prefill", "decod", "speculative", "投机", "draft", "reasoning", "tool", "function", "structured",
+    "guided", "json", "openai", "completions", "sampling", "temperature", "lora", "moe", "expert", "parallel",
+    "并行", "量化", "quantiz", "qwen", "deepseek", "llama", "glm", "gemma", "mistral", "mixtral", "kimi", "minimax",
+    "baichuan", "internlm", "chatglm", "phi-", "context", "上下文", "max", "model", "模型", "vllm", "attention", "flash",
+    "cuda",
+)
+_LLM_CONTEXT = guarded(
+    r"(?<![A-Za-z])llms?(?![A-Za-z])|大模型|inference|推理|serv(?:e|ing|er)(?![A-Za-z])|部署|deploy|tokens?(?:/s|[ \t]per[ \t]s)|"
+    r"throughput|吞吐|latency|时延|kv[ _\-]?cache|prefix[ _\-]cach|prefill|decod(?:e|ing)|speculative|投机|draft[ _\-]model|"
+    r"reasoning[ _\-]parser|tool[ _\-]?call|function[ _\-]call|structured[ _\-]output|guided[ _\-]decod|json[ _\-]schema|"
+    r"openai|chat/completions|/v1/completions|sampling|temperature|lora(?![A-Za-z])|(?<![A-Za-z])moe(?![A-Za-z])|"
+    r"expert[ _\-]parallel|tensor[ _\-]parallel|pipeline[ _\-]parallel|并行|量化|quantiz|"
+    r"(?<![A-Za-z])(?:qwen|deepseek|llama|glm|gemma|mistral|mixtral|kimi|minimax|baichuan|internlm|chatglm|phi-\d)|"
+    r"context[ _\-]length|上下文|max[ _\-]model[ _\-]len|(?<![A-Za-z])(?:model|vllm)(?![A-Za-z])|模型|"
+    r"attention|flash[ _\-]?attn|cuda[ _\-]?graph",
+    _LLM_WORDS,
+)
+# Another stack named positively: the only ground for declining a question about inference.
+_OTHER_STACK_WORDS = (
+    "tensorrt", "trt", "llama", "ollama", "studio", "mlx", "ml", "openvino", "lmdeploy", "text-generation-inference",
+    "tgi", "exllama", "rocm", "nvcc", "__global__", "cuda", "iphone", "android", "手机", "snapdragon", "骁龙", "jetson",
+    "raspberry", "树莓派", "apple", "macbook", "fine", "微调", "llamafactory", "llama-factory", "keras",
+    "tensorflow",
+)
+_OTHER_STACK = guarded(
+    r"tensorrt|trt[ _\-]?llm|llama[ ._\-]?cpp|ollama|lm[ _]?studio|(?<![A-Za-z])mlx(?![A-Za-z])|core[ _]?ml(?![A-Za-z])|openvino|lmdeploy|"
+    r"text-generation-inference|(?<![A-Za-z])tgi(?![A-Za-z])|exllama|(?<![A-Za-z])rocm(?![A-Za-z])|(?<![A-Za-z])nvcc(?![A-Za-z])|"
+    r"__global__|cuda[ _\-]?kernels?(?![A-Za-z])|iphone|android|手机|snapdragon|骁龙|jetson|raspberry|树莓派|apple[ _]silicon|macbook|"
+    r"fine[ _\-]?tun(?:e|ing)|微调|llama[ _\-]?factory|keras|tensorflow",
+    _OTHER_STACK_WORDS,
 )
 _UPSTREAM = guarded(r"upstream|上游|原生|社区版|(?<![A-Za-z])original(?![A-Za-z])", ("upstream", "上游", "原生", "社区版", "original"))
 
@@ -228,15 +300,19 @@ def _options(kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[Option, ...]:
     return tuple(out)
 
 
-def _clarify(kb: KnowledgeBase, kind: str, settled: list[str], reason: str) -> RouteDecision:
-    if kind == "vllm":
-        choices: tuple[str, ...] = (VLLM_ASCEND, VLLM)
-    elif kind == "mindie":
-        choices = MINDIE_COMPONENTS
-    else:
-        choices = tuple(r.repo for r in kb.repositories)
-    en, zh = _QUESTIONS[kind]
-    return RouteDecision("clarify", tuple(settled), _options(kb, choices), reason, en, zh)
+def _clarify(
+    kb: KnowledgeBase, reason: str, choices: tuple[str, ...] = (), question: tuple[str, str] | None = None
+) -> RouteDecision:
+    """Ask which product: among `choices` (the products still in play), or the whole menu."""
+    if question is not None:
+        return RouteDecision("clarify", (), _options(kb, choices), reason, *question)
+    if len(choices) >= 2:
+        names = [r.display_name for r in (kb.repository(c) for c in choices) if r is not None]
+        en = f"Which project is this about: {', '.join(names[:-1])} or {names[-1]}?"
+        zh = f"这个问题涉及哪个项目：{'、'.join(names[:-1])} 还是 {names[-1]}？"
+        return RouteDecision("clarify", (), _options(kb, choices), reason, en, zh)
+    en, zh = _MENU_QUESTION
+    return RouteDecision("clarify", (), _options(kb, tuple(r.repo for r in kb.repositories)), reason, en, zh)
 
 
 def route(
@@ -244,6 +320,7 @@ def route(
     *,
     session_repos: tuple[str, ...] = (),
     kb: KnowledgeBase | None = None,
+    vocabulary: VocabularyMap | None = None,
 ) -> RouteDecision:
     kb = kb or load_knowledge_base()
     if not isinstance(text, str):
@@ -258,8 +335,10 @@ def route(
     bare_mindie = bool(_BARE_MINDIE.search(clean, low))
     # SGLang also runs on GPUs, so only MindIE-* and msModelSlim imply Ascend by themselves.
     ascend_only_named = any(r in ASCEND_ONLY for r in named)
-    ambiguities: list[str] = []
+    votes = (vocabulary or VocabularyMap()).votes(clean, ascend=ascend_ctx or ascend_only_named)
 
+    if VLLM in named and ascend_ctx and not any(r in ASCEND_ONLY or r == VLLM_ASCEND for r in named):
+        named.append(VLLM_ASCEND)  # vLLM named on an NPU: the plugin is what runs it
     bare_vllm = _bare_vllm(clean, low, kb) if VLLM not in named else frozenset()
     if bare_vllm:
         if VLLM_ASCEND in named:
@@ -270,49 +349,45 @@ def route(
         elif MINDIE_TURBO in named:
             # MindIE-Turbo patches upstream vLLM at runtime: questions span both.
             named.append(VLLM)
-        elif ascend_only_named or bare_mindie:
-            # vLLM next to another Ascend product can only be vLLM on Ascend.
+        elif ascend_only_named or bare_mindie or ascend_ctx:
+            # vLLM next to Ascend (hardware, an error, another Ascend product) runs through the plugin;
+            # upstream vLLM too when the text says so or uses names only vLLM owns.
             named.append(VLLM_ASCEND)
-        elif ascend_ctx and _has_ascend_failure(clean, low):
-            # vLLM failing with an ACL/CANN error ran on an NPU: that is the plugin.
-            named.append(VLLM_ASCEND)
-        elif ascend_ctx:
-            ambiguities.append("vllm")
+            if _UPSTREAM.search(clean, low) or votes.scores.get(VLLM, 0.0) >= MIN_VOTE:
+                named.append(VLLM)
         else:
             named.append(VLLM)
 
     if bare_mindie and not any(r in MINDIE_COMPONENTS for r in named):
-        if _SD_HINT.search(clean, low):
-            named.append(MINDIE_SD)
-        else:
-            ambiguities.append("mindie")
+        component = _mindie_component(clean, low, bool(named), votes)
+        if component is None and any(r in MINDIE_COMPONENTS for r in session):
+            component = next(r for r in session if r in MINDIE_COMPONENTS)  # the thread already said which
+        if component is None:
+            return _clarify(kb, "ambiguous: MindIE component", MINDIE_COMPONENTS, _MINDIE_QUESTION)
+        named.append(component)
 
-    if not named and not session and ambiguities in ([], ["ascend"], ["vllm"], ["mindie"]):
+    if not named and not session:
         # An env var, config key, CLI tool, error sentence or release version that only one
         # product has settles the question instead of the menu or an out-of-scope note.
         settled_by_entity = [r for r in products_of_named_entities(clean, kb, lambda t: _has_ascend_failure(t, t.lower())) if r in known]
-        if ambiguities == ["vllm"]:  # the entity must also say which vLLM
-            settled_by_entity = [r for r in settled_by_entity if r in (VLLM, VLLM_ASCEND)]
-        elif ambiguities == ["mindie"]:  # ... or which MindIE component
-            settled_by_entity = [r for r in settled_by_entity if r in MINDIE_COMPONENTS]
-        if settled_by_entity:
-            named.extend(settled_by_entity)
-            ambiguities.clear()
+        named.extend(settled_by_entity or _vocabulary_choice(votes))
 
-    if not named and not ambiguities and ascend_ctx:
-        ambiguities.append("ascend")
+    if not named and not session:
+        if ascend_ctx:
+            prior = _ascend_prior(clean, low)
+            if prior:
+                named.extend(prior)
+            else:
+                in_play = tuple(r for r, score in votes.ranked() if score > 0)[:4]
+                return _clarify(kb, "ambiguous: ascend", in_play)
+        elif _OTHER_STACK.search(clean, low) or _OFF_TOPIC.search(clean, low):
+            return RouteDecision("out_of_scope", (), reason="another stack or another topic")
+        elif _LLM_CONTEXT.search(clean, low):
+            # vLLM is in scope: an inference question with no product and no Ascend signal is its.
+            named.append(VLLM)
 
-    # Earlier choices in this thread settle what the text leaves open.
-    if ambiguities and session:
-        settled = _settle_from_session(ambiguities[0], session)
-        if settled:
-            named.extend(r for r in settled if r not in named)
-            ambiguities.pop(0)
-            if ambiguities and ambiguities[0] == "ascend" and named:
-                ambiguities.pop(0)
-
-    if ambiguities:
-        return _clarify(kb, ambiguities[0], _dedupe(named), f"ambiguous: {ambiguities[0]}")
+    if len(_dedupe(named)) > MAX_NAMED:
+        return _clarify(kb, "too many products named", _dedupe(named))
     if named:
         return RouteDecision("research", _dedupe(named), reason="named: " + ", ".join(_dedupe(named)))
     if session and clean.strip() and not _OFF_TOPIC.search(clean, low):
@@ -320,6 +395,46 @@ def route(
     if not clean.strip():
         return RouteDecision("out_of_scope", (), reason="empty message")
     return RouteDecision("out_of_scope", (), reason="no repository or Ascend context")
+
+
+def _mindie_component(text: str, low: str, other_named: bool, votes: VocabularyVotes) -> str | None:
+    """The MindIE component a bare "MindIE" means; None when nothing hints (then ask)."""
+    if _SD_HINT.search(text, low):
+        return MINDIE_SD
+    if _MOTOR_HINT.search(text, low):
+        return "verylucky01/MindIE-PyMotor" if _PY_HINT.search(text, low) else MINDIE_MOTOR
+    voted = [r for r in _vocabulary_choice(votes) if r in MINDIE_COMPONENTS]
+    if len(voted) == 1:
+        return voted[0]
+    # Next to another framework ("MindIE vs vllm-ascend") or about serving a model, MindIE is what
+    # users deploy by that name: its LLM service (MindIE-LLM holds the server since the split).
+    if other_named or _LLM_CONTEXT.search(text, low) or _SERVICE.search(text, low):
+        return MINDIE_LLM
+    return None
+
+
+def _vocabulary_choice(votes: VocabularyVotes) -> tuple[str, ...]:
+    """The product(s) whose own identifiers the text uses: the leader, or the two leaders when
+    neither stands out (an answer about both beats a question)."""
+    ranked = votes.ranked()
+    if not ranked or ranked[0][1] < MIN_VOTE:
+        return ()
+    if len(ranked) > 1 and ranked[1][1] >= MIN_VOTE and ranked[0][1] < LEAD * ranked[1][1]:
+        return (ranked[0][0], ranked[1][0])
+    return (ranked[0][0],)
+
+
+def _ascend_prior(text: str, low: str) -> tuple[str, ...]:
+    """With Ascend context and nothing else to go on: the product(s) that do the job asked about."""
+    if _SD_HINT.search(text, low):
+        return (MINDIE_SD,)
+    if _QUANTIZE.search(text, low) and not _SERVE_WORDS.search(text, low):
+        return (MSMODELSLIM,)
+    if _FRAMEWORK_CHOICE.search(text, low):
+        return SERVING_STACKS
+    if _LLM_CONTEXT.search(text, low):
+        return (VLLM_ASCEND,)
+    return ()  # an error line alone: the products' answers differ, so ask (threads may still settle it)
 
 
 def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple[int, int]]:
@@ -348,14 +463,6 @@ def _only_incidental_vllm(text: str, low: str, bare: frozenset[int]) -> bool:
         # the match may start at "from "/"-m "; record where "vllm" itself starts
         incidental.add(m.start() + m.group(0).lower().index("vllm"))
     return bare <= incidental
-
-
-def _settle_from_session(kind: str, session: tuple[str, ...]) -> tuple[str, ...]:
-    if kind == "vllm":
-        return tuple(r for r in session if r in (VLLM, VLLM_ASCEND))
-    if kind == "mindie":
-        return tuple(r for r in session if r in MINDIE_COMPONENTS)
-    return session
 
 
 def _dedupe(items: list[str]) -> tuple[str, ...]:

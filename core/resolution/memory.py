@@ -10,7 +10,6 @@ import json
 import logging
 import math
 import os
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.issue_store import iter_issues
+from core.reloading import ReloadingFile
 from core.resolution.extract import extract_repository
 from core.resolution.record import Resolution
 from core.resolution.releases import ReleaseMap, release_map, version_key
@@ -139,35 +139,12 @@ class ResolutionMemory:
         return cls(records)
 
 
-class MemoryFile:
+class MemoryFile(ReloadingFile[ResolutionMemory]):
     """The memory of one INDEX_DIR, reloaded when `index` replaced the file (checked at most every
     `check_every` seconds), so workers pick up a rebuild without a restart."""
 
     def __init__(self, index_dir: Path, check_every: float = 30.0) -> None:
-        self.path = Path(index_dir) / FILE_NAME
-        self._check_every = check_every
-        self._lock = threading.Lock()
-        self._memory = ResolutionMemory(())
-        self._stamp: float | None = None
-        self._checked = float("-inf")
-
-    def current(self) -> ResolutionMemory:
-        now = time.monotonic()
-        if now - self._checked < self._check_every:
-            return self._memory
-        with self._lock:
-            self._checked = now
-            try:
-                stamp = self.path.stat().st_mtime_ns
-            except OSError:
-                return self._memory
-            if stamp != self._stamp:
-                try:
-                    self._memory = ResolutionMemory.from_file(self.path)
-                except (OSError, ValueError) as exc:  # a damaged file must not stop a worker
-                    log.warning("resolution memory in %s not usable: %s", self.path, exc)
-                self._stamp = stamp
-        return self._memory
+        super().__init__(Path(index_dir) / FILE_NAME, ResolutionMemory.from_file, ResolutionMemory(()), check_every)
 
 
 __all__ = ["MemoryFile", "MemoryReport", "RepoInput", "ResolutionMemory", "build_memory"]

@@ -29,7 +29,7 @@ def test_ask_prints_a_markdown_answer():
 
 
 def test_ask_json_reports_kind_repos_and_language():
-    result = run_bot("ask", "--json", "--offline", "MindIE 怎么部署？")
+    result = run_bot("ask", "--json", "--offline", "MindIE 报错了，说找不到符号，怎么排查？")
     data = json.loads(result.stdout)
     assert data["kind"] == "clarify" and data["language"] == "zh"
     assert {"repo", "label"} <= set(data["options"][0])
@@ -84,7 +84,7 @@ def test_doctor_reports_what_is_missing():
 
 
 def test_chat_remembers_the_thread_and_takes_the_clarification_at_the_prompt():
-    script = "MindIE 部署后报 507015 怎么办？\n\n1\n\n帮助\n".encode()  # piped messages end at a blank line
+    script = "MindIE 报 507015 怎么办？\n\n1\n\n帮助\n".encode()  # piped messages end at a blank line
     result = run_bot("chat", "--offline", stdin=script)
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode()
@@ -96,7 +96,7 @@ def test_chat_remembers_the_thread_and_takes_the_clarification_at_the_prompt():
 
 def test_a_malformed_setting_is_one_clear_line_not_a_traceback(tmp_path):
     result = run_bot("web", "--port", "0", env={"REDIS_URL": "redis://127.0.0.1:9/0", "TELEGRAM_BOT_TOKEN": "not-a-token",
-                                               "DATA_DIR": str(tmp_path)})
+                                               "DATA_DIR": str(tmp_path), "ALLOWED_USERS": '["telegram:42"]'})
     err = result.stderr.decode()
     assert result.returncode == 2
     assert "configuration error" in err and "TELEGRAM_BOT_TOKEN" in err

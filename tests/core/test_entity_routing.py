@@ -79,4 +79,4 @@ def test_a_component_s_own_key_settles_a_bare_mindie_question() -> None:
 
 
 def test_a_bare_mindie_question_without_such_a_name_still_asks() -> None:
-    assert route("MindIE 怎么部署 Qwen3-235B？").action == "clarify"
+    assert route("MindIE 报 undefined symbol，怎么排查").action == "clarify"

@@ -1,0 +1,121 @@
+"""Read the vocabulary map and score a question against it.
+
+A token's vote is its kind's weight split among its owners (a token two repositories own gives each
+half). Error messages vote only with a run of consecutive shared word trigrams (five words or more of
+one message), so ordinary English never routes. Keys (snake_case names) are weak alone: many
+projects share them.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.reloading import ReloadingFile
+from core.vocabulary.build import FILE_NAME, SCHEMA
+from core.vocabulary.tokens import ERROR, KEY, MIN_SHINGLE_WORDS, question_tokens, shingles
+
+log = logging.getLogger(__name__)
+
+KIND_WEIGHT = {"flag": 1.0, "env": 1.0, "class": 1.0, "module": 1.0, "image": 1.5, "release": 1.0, KEY: 0.5}
+KEY_CAP = 1.0  # several shared snake_case names are still weak evidence
+MIN_ERROR_RUN = 4  # consecutive trigrams: six words of one raised message
+ERROR_STEP, ERROR_CAP = 0.5, 1.5
+VLLM_ASCEND = "vllm-project/vllm-ascend"
+_VLLM_PAIR = {"vllm-project/vllm", VLLM_ASCEND}
+
+
+@dataclass(frozen=True)
+class VocabularyVotes:
+    """Per-repository score of a question and the tokens that gave it."""
+
+    scores: Mapping[str, float] = field(default_factory=dict)
+    tokens: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(self.scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+class VocabularyMap:
+    def __init__(self, owners: Mapping[str, Mapping[str, list[str]]] | None = None) -> None:
+        self._owners = owners or {}
+
+    def __len__(self) -> int:
+        return sum(len(t) for t in self._owners.values())
+
+    @classmethod
+    def from_file(cls, path: Path) -> "VocabularyMap":
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("owners"), dict):
+            raise ValueError("not a vocabulary file of this version")
+        return cls(data["owners"])
+
+    def owners(self, kind: str, token: str) -> list[str]:
+        found = self._owners.get(kind, {}).get(token)
+        return found if isinstance(found, list) else []
+
+    def votes(self, text: str, ascend: bool = False) -> VocabularyVotes:
+        """Scores of `text`. With `ascend` (the text shows an Ascend signal), a token vLLM and
+        vllm-ascend share is vllm-ascend's alone: vLLM runs on an NPU only through the plugin."""
+        if not self._owners or not text:
+            return VocabularyVotes()
+        scores: dict[str, float] = defaultdict(float)
+        keys: dict[str, float] = defaultdict(float)
+        tokens: dict[str, list[str]] = defaultdict(list)
+        for kind, token in question_tokens(text):
+            if kind == ERROR:
+                continue
+            owners = self.owners(kind, token)
+            if ascend and set(owners) == _VLLM_PAIR:
+                owners = [VLLM_ASCEND]
+            for repo in owners:
+                share = KIND_WEIGHT.get(kind, 0.0) / len(owners)
+                if kind == KEY:
+                    keys[repo] += share
+                else:
+                    scores[repo] += share
+                tokens[repo].append(token)
+        for repo, value in keys.items():
+            scores[repo] += min(KEY_CAP, value)
+        for repo, (run, words) in self._error_runs(text).items():
+            scores[repo] += min(ERROR_CAP, ERROR_STEP * (run - MIN_ERROR_RUN + 1))
+            tokens[repo].append(words)
+        return VocabularyVotes(dict(scores), {r: tuple(dict.fromkeys(t)) for r, t in tokens.items()})
+
+    def _error_runs(self, text: str) -> dict[str, tuple[int, str]]:
+        """Longest run of consecutive trigrams each repository raises, per line of the text."""
+        best: dict[str, tuple[int, str]] = {}
+        for line in text.splitlines():
+            grams = list(shingles(line))
+            runs: dict[str, int] = {}
+            for i, gram in enumerate(grams):
+                owners = set(self.owners(ERROR, gram))
+                runs = {repo: runs.get(repo, 0) + 1 for repo in owners}
+                for repo, run in runs.items():
+                    if run >= MIN_ERROR_RUN and run > best.get(repo, (0, ""))[0]:
+                        first = i - run + 1
+                        words = " ".join(g.split(" ")[0] for g in grams[first:i]) + " " + gram
+                        best[repo] = (run, words)
+        return best
+
+
+def load_vocabulary(index_dir: Path) -> VocabularyMap:
+    """The map of INDEX_DIR, or an empty one (no clones indexed yet, or a damaged file)."""
+    try:
+        return VocabularyMap.from_file(Path(index_dir) / FILE_NAME)
+    except FileNotFoundError:
+        return VocabularyMap()
+    except (OSError, ValueError) as exc:
+        log.warning("vocabulary map in %s not usable: %s", index_dir, exc)
+        return VocabularyMap()
+
+
+def vocabulary_file(index_dir: Path, check_every: float = 30.0) -> ReloadingFile[VocabularyMap]:
+    """The map of one INDEX_DIR, reloaded when `index` replaced it."""
+    return ReloadingFile(Path(index_dir) / FILE_NAME, VocabularyMap.from_file, VocabularyMap(), check_every)
+
+
+__all__ = ["VocabularyMap", "VocabularyVotes", "load_vocabulary", "vocabulary_file", "MIN_SHINGLE_WORDS"]
