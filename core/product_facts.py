@@ -305,7 +305,9 @@ def trigger_weight(trigger: str) -> int:
 
 
 @dataclass(frozen=True)
-class _Scored:
+class TriggerHit:
+    """How a fact's triggers met a text (what `trigger_hits` ranks by)."""
+
     strong: int  # distinct hits of weight 3: identifiers, env vars, error strings
     score: int
     hits: int
@@ -323,15 +325,26 @@ def match_product_facts(
 
     Ranked first by how many specific triggers hit (weight 3 in `trigger_weight`:
     identifiers, env vars, error strings), so one exact name beats any number of
-    plain phrases; then by the summed weight, the number of hits, and file order. A trigger
-    that occurs only inside a longer trigger that also hit ("out of memory" inside
-    "out of memory, need block") is not separate evidence and counts for nothing,
+    plain phrases; then by the summed weight, the number of hits, and file order.
+    See `trigger_hits` for what counts. Offline answers select facts by meaning
+    (core/facts_index.py), with these hits as a boost.
+    """
+    if limit <= 0:
+        return []
+    return [s.fact for s in trigger_hits(text, repos, facts)[:limit]]
+
+
+def trigger_hits(text: str, repos: Sequence[str], facts: Iterable[ProductFact] | None = None) -> list[TriggerHit]:
+    """Every fact of `repos` (all products when empty) with a trigger in `text`, best first.
+
+    A trigger that occurs only inside a longer trigger that also hit ("out of memory"
+    inside "out of memory, need block") is not separate evidence and counts for nothing,
     so a generic phrase never drags in facts the specific error string rules out.
     With no repository given, a fact whose only hits are single plain words
     ("install", "安装") is left out: across all nine products one common word does
     not say which product's advice applies.
     """
-    if limit <= 0 or not text or not text.strip():
+    if not isinstance(text, str) or not text.strip():
         return []
     pool = load_product_facts() if facts is None else tuple(facts)
     wanted = {r.lower() for r in repos}
@@ -346,14 +359,14 @@ def match_product_facts(
             hits_by_fact.append((order, fact, hit))
             matched.update(t for t, _ in hit)
     subsumed = _subsumed(matched, lowered)
-    scored: list[_Scored] = []
+    scored: list[TriggerHit] = []
     for order, fact, hit in hits_by_fact:
         counted = [w for t, w in hit if t not in subsumed]
         if counted and (wanted or max(counted) > 1):
             strong = sum(1 for w in counted if w >= 3)
-            scored.append(_Scored(strong, sum(counted), len(counted), order, fact))
+            scored.append(TriggerHit(strong, sum(counted), len(counted), order, fact))
     scored.sort(key=lambda s: (-s.strong, -s.score, -s.hits, s.order))
-    return [s.fact for s in scored[:limit]]
+    return scored
 
 
 def _subsumed(matched: set[str], text: str) -> set[str]:

@@ -54,7 +54,7 @@ MAX_PATTERNS = 2
 MAX_STEPS = 4
 MAX_COMMANDS = 4
 MAX_PASSAGES = 3
-MAX_PRODUCT_FACTS = 4
+MAX_PRODUCT_FACTS = 3  # at most the top three that clear the relevance bar (core/facts_index.py)
 PASSAGE_CHARS = 320
 MIN_PASSAGE_CHARS = 160
 ANSWER_BUDGET = 1600  # characters before the sources: about one chat screen
@@ -125,6 +125,7 @@ class DiagnosticReport:
     kind: QuestionKind = "howto"
     text_low: str = field(default="", repr=False)
     named_chips: tuple[str, ...] = ()  # chips worth a lookup line: named in this message, or not plainly supported
+    named_facts: frozenset[str] = frozenset()  # product facts a trigger named (the rest were found by meaning)
 
     @property
     def is_problem(self) -> bool:
@@ -385,18 +386,39 @@ def _question_kind(text: str, signals: Signals, is_problem: bool) -> QuestionKin
     return "problem" if is_problem else "howto"
 
 
-def _product_facts(text: str, repos: tuple[str, ...]) -> tuple[Any, ...]:
-    """Per-product facts (core/product_facts.py) for the routed repositories; none if that module is absent or broken."""
+def _product_facts(
+    text: str, repos: tuple[str, ...], indexed: tuple[str, ...] = (), by_meaning: int = 2
+) -> tuple[tuple[Any, ...], frozenset[str]]:
+    """Per-product facts of the routed repositories, found by meaning (core/facts_index.py) with the
+    trigger rules as a boost, and the ids of those a trigger named (only they may be a conclusion:
+    a fact found by meaning is related, not proof that this is that failure).
+
+    `indexed` are fact ids the knowledge index returned as passages. `by_meaning` caps the facts no
+    trigger named: none when something already explains the message. None if that module is absent
+    or broken."""
     if not repos:
-        return ()
+        return (), frozenset()
     try:
-        from core.product_facts import match_product_facts  # noqa: PLC0415 - optional knowledge
+        from core.facts_index import select_product_facts  # noqa: PLC0415 - optional knowledge
+        from core.product_facts import trigger_hits  # noqa: PLC0415
     except ImportError:
-        return ()
+        return (), frozenset()
     try:
-        return tuple(match_product_facts(text, repos, limit=MAX_PRODUCT_FACTS))
+        facts = tuple(select_product_facts(text, repos, limit=MAX_PRODUCT_FACTS, boosted=indexed, by_meaning=by_meaning))
+        named = frozenset(h.fact.id for h in trigger_hits(text, repos)) & {f.id for f in facts}
+        return facts, named
     except Exception:  # noqa: BLE001 - a broken fact file must not take the offline answer down
-        return ()
+        return (), frozenset()
+
+
+def _split_fact_passages(passages: Sequence[Passage]) -> tuple[tuple[str, ...], list[Passage]]:
+    """(ids of the knowledge-base facts among the index's passages, the other passages)."""
+    try:
+        from core.facts_index import fact_id_of  # noqa: PLC0415 - optional knowledge
+    except ImportError:
+        return (), list(passages)
+    ids = tuple(fact_id_of(p.path) for p in passages if isinstance(p, Passage) and fact_id_of(p.path))
+    return ids, [p for p in passages if not (isinstance(p, Passage) and fact_id_of(p.path))]
 
 
 def diagnose(
@@ -405,8 +427,11 @@ def diagnose(
     repos: Sequence[str] = (),
     known_env: dict[str, str] | None = None,
     kb: KnowledgeBase | None = None,
+    indexed_facts: tuple[str, ...] = (),
 ) -> DiagnosticReport:
-    """Match a message against the knowledge base for `repos` (every product when empty)."""
+    """Match a message against the knowledge base for `repos` (every product when empty).
+
+    `indexed_facts`: ids of facts the knowledge index ranked for this question (a relevance boost)."""
     kb = kb or load_knowledge_base()
     if not isinstance(text, str):
         text = ""
@@ -434,11 +459,14 @@ def diagnose(
     named_chips = tuple(c.id for c in chips if c.id in named.chips or c.support != "supported")
     patterns, signature = _match_patterns(text, low, signals, kb, routed)
     checklist = _match_checklist(signals, kb, routed)
-    facts = _product_facts(text, routed)
-    flag_notes = _flag_notes(text, kb, routed, facts)
-
     probe = DiagnosticReport(signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, ())
     kind = _question_kind(text, signals, probe.is_problem)
+    # A version mismatch, an error code, an incompatibility or a problem pattern's own keywords in a
+    # problem report explain the message: facts found only by meaning would compete with that conclusion.
+    settled = bool(codes or incompat or any(v.status in ("mismatch", "unknown") for v in verdicts)
+                   or (signature and probe.is_problem))
+    facts, named_facts = _product_facts(text, routed, indexed_facts, 0 if settled else 2)
+    flag_notes = _flag_notes(text, kb, routed, facts)
     code_entries = _code_entries(low, kb, routed) if kind == "code" else ()
 
     refs: list[str] = []
@@ -468,6 +496,7 @@ def diagnose(
         signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy,
         repos=routed, env_vars=env_vars, version_lookups=lookups, main_branch=main, code_entries=code_entries,
         product_facts=facts, flag_notes=flag_notes, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
+        named_facts=named_facts,
     )
 
 
@@ -670,7 +699,8 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             return with_pattern(t("c_other_version", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend), versions, v.sources)
         if v.status == "unknown":
             return with_pattern(t("c_unknown_version", va=v.found), None, v.sources)
-    fact = next((f for f in report.product_facts if getattr(f, "kind", "") in _SIGNATURE_FACT_KINDS), None)
+    fact = next((f for f in report.product_facts
+                 if getattr(f, "kind", "") in _SIGNATURE_FACT_KINDS and getattr(f, "id", "") in report.named_facts), None)
     if fact is not None:
         return with_pattern(t("c_fact", title=fact.title(lang)), pattern)
     if pattern is not None:
@@ -840,7 +870,10 @@ def triage(
     kb = kb or load_knowledge_base()
     t = Text(language)
     question = text if isinstance(text, str) else ""
-    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb)
+    # Facts come back from the index as passages too: they boost the fact selection and are shown
+    # as facts (once), or not at all.
+    indexed_facts, passages = _split_fact_passages(passages)
+    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb, indexed_facts=indexed_facts)
     routed = report.repos
 
     parts: list[str] = []

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from core.facts_index import FactDocument, fact_documents
 from core.index.chunker import MAX_FILE_BYTES, chunk_file, decode, file_kind, should_index
 from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
 from core.index.issues import IssueUnit, issue_units
@@ -167,8 +168,12 @@ def build_index(
     params: RankingParams = DEFAULT_PARAMS,
     progress: Callable[[RepoReport], None] | None = None,
     maintainers: Callable[[str], tuple[str, ...]] = lambda _repo: (),
+    facts: Sequence[FactDocument] | None = None,
 ) -> BuildResult:
-    """Scan the clones named in `rescan` (None: all), reuse the cache for the rest, write a generation."""
+    """Scan the clones named in `rescan` (None: all), reuse the cache for the rest, write a generation.
+
+    `facts`: knowledge-base documents written as units of their products (None: every product fact
+    and problem pattern of core/knowledge, core/facts_index.py), under `kb/<product>/<id>`."""
     started = time.monotonic()
     index_dir.mkdir(parents=True, exist_ok=True)
     with open(index_dir / ".lock", "w") as lock:
@@ -210,12 +215,13 @@ def build_index(
             reports.append(report)
             if progress is not None:
                 progress(report)
-        generation, total = _write(index_dir, caches, bases, params, reports)
+        documents = fact_documents() if facts is None else tuple(facts)
+        generation, total = _write(index_dir, caches, bases, params, reports, documents)
     return BuildResult(generation, reports, total, time.monotonic() - started)
 
 
 def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, str], params: RankingParams,
-           reports: list[RepoReport]) -> tuple[str, int]:
+           reports: list[RepoReport], facts: Sequence[FactDocument] = ()) -> tuple[str, int]:
     repo_names = sorted(caches)
     # token -> id without a Python-level branch per token (a C-level map over every token)
     vocab: defaultdict[str, int] = defaultdict(itertools.count().__next__)
@@ -251,6 +257,16 @@ def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, 
         for number, entry in sorted(cache.get("issues", {}).items(), key=lambda kv: int(kv[0])):
             for unit in entry["units"]:
                 add(repo_id, entry.get("path", f"issues/{number}"), entry["url"], unit, [])
+            file_no += 1
+
+    for document in facts:  # the knowledge base's facts, searchable like passages
+        for product in document.products:
+            if product not in repo_names:
+                continue
+            text = document.text
+            unit = [document.title, 1, text.count("\n") + 1, "doc", text, " ".join(tokenize(text)),
+                    " ".join(tokenize(document.title_en + "\n" + document.title_zh))]
+            add(repo_names.index(product), document.path(product), document.citation.url, unit, [])
             file_no += 1
 
     n_units = len(lengths)

@@ -29,7 +29,7 @@ def sources(repos_dir: Path) -> list[RepoSource]:
 def built(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     repos_dir = tmp_path / "repos"
     commits = make_index_repos(repos_dir)
-    build_index(tmp_path / "index", sources(repos_dir))
+    build_index(tmp_path / "index", sources(repos_dir), facts=())  # the fixture repositories alone
     return repos_dir, tmp_path / "index", commits
 
 
