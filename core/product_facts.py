@@ -410,21 +410,36 @@ def products_of_identifiers(
     """
     if not text or not text.strip():
         return ()
-    pool = load_product_facts() if facts is None else tuple(facts)
+    owners = _identifier_owners(load_product_facts() if facts is None else tuple(facts))
+    lowered = text.lower()
+    counts: dict[str, int] = {}
+    for trigger, products in owners:
+        found = _occurs(trigger, text) if trigger != trigger.lower() else _occurs(trigger, lowered)
+        # `shared` is asked only about identifiers the text holds: it may be costly.
+        if found and not shared(trigger):
+            for product in products:
+                counts[product] = counts.get(product, 0) + 1
+    return tuple(sorted(counts, key=lambda p: (-counts[p], p)))
+
+
+_OWNERS: dict[int, tuple[tuple[ProductFact, ...], tuple[tuple[str, frozenset[str]], ...]]] = {}
+
+
+def _identifier_owners(pool: tuple[ProductFact, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each identifier trigger and the products whose facts name it (at most two), computed once per
+    fact pool: the router asks for every message that names no product."""
+    cached = _OWNERS.get(id(pool))
+    if cached is not None and cached[0] is pool:
+        return cached[1]
     owners: dict[str, set[str]] = {}
     for fact in pool:
         for trigger in fact.triggers:
             trigger = trigger.strip()
-            if _settles_a_product(trigger) and not shared(trigger):
+            if _settles_a_product(trigger):
                 owners.setdefault(trigger, set()).update(fact.products)
-    lowered = text.lower()
-    counts: dict[str, int] = {}
-    for trigger, products in owners.items():
-        found = _occurs(trigger, text) if trigger != trigger.lower() else _occurs(trigger, lowered)
-        if len(products) <= 2 and found:
-            for product in products:
-                counts[product] = counts.get(product, 0) + 1
-    return tuple(sorted(counts, key=lambda p: (-counts[p], p)))
+    result = tuple((t, frozenset(p)) for t, p in owners.items() if len(p) <= 2)
+    _OWNERS[id(pool)] = (pool, result)
+    return result
 
 
 def _settles_a_product(trigger: str) -> bool:
