@@ -442,6 +442,28 @@ def _identifier_owners(pool: tuple[ProductFact, ...]) -> tuple[tuple[str, frozen
     return result
 
 
+# Names every stack uses: quantization and number formats (W8A8, FP8, bfloat16), model and release
+# names (Wan2.1, DeepSeek-V2-Lite, Python 3.13, v0.7.3), sizes and addresses (64G, 4MB, 0.0.0.0).
+_EVERY_STACK = re.compile(
+    r"(?:[wW]\d{1,2}[aA]\d{1,2}(?:[a-zA-Z]\d{0,2})?(?:_[A-Z0-9]{1,10}){0,2}|(?:MX)?FP\d{1,2}|b?float\d{2}|NaN|KV C8"
+    r"|[A-Za-z]{2}[A-Za-z ]{0,12}[\-. ]?[vV]?\d{1,3}(?:[.\-][\w.\-]{0,30})?|[vV]\d{1,3}(?:\.\d{1,4}){1,3}(?:-\w{1,10})?"
+    r"|\d[\d.]{0,20}\s?[KMGT]?B?)"
+)
+# Names of the APIs every serving stack shares (the OpenAI chat API, Hugging Face configs, PyTorch,
+# Python itself): a fact may quote them, but they never say which product a question is about.
+_SHARED_API = frozenset({
+    "response_format", "json_schema", "json_object", "image_url", "video_url", "audio_url", "input_audio",
+    "chat_template", "tool_call_parser", "trust_remote_code", "torch_dtype", "max_model_len", "max_num_seqs",
+    "gpu_memory_utilization", "enforce_eager", "max_position_embeddings", "generation_config.json",
+    "huggingface_hub", "base64", "if __name__", "freeze_support", "torch.compile", "torch.distributed",
+    "scaled_dot_product_attention", "set_device", "--gpu-memory-utilization", "--max-num-seqs",
+    "--enforce-eager", "--generation-config", "--kv-cache-dtype", "--shm-size", "--privileged",
+    "--privileged=true", "--network=host", "0.0.0.0",
+})
+
+
 def _settles_a_product(trigger: str) -> bool:
-    # Hardware names (Atlas 300I Duo, 910B) run every product: they never say which one is meant.
-    return trigger.isascii() and trigger_weight(trigger) >= 3 and not find_chips(trigger)
+    # Hardware names (Atlas 300I Duo, 910B) run every product: they never say which one is meant;
+    # neither do number formats, model names, versions or sizes.
+    return (trigger.isascii() and trigger_weight(trigger) >= 3 and not find_chips(trigger)
+            and _EVERY_STACK.fullmatch(trigger.strip()) is None and trigger.strip() not in _SHARED_API)

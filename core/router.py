@@ -369,7 +369,7 @@ def route(
     if not named and not session:
         # An env var, config key, CLI tool, error sentence or release version that only one
         # product has settles the question instead of the menu or an out-of-scope note.
-        settled_by_entity = [r for r in products_of_named_entities(clean, kb, lambda t: _has_ascend_failure(t, t.lower())) if r in known]
+        settled_by_entity = [r for r in products_of_named_entities(clean, kb, lambda t: _shared_identifier(t, vocabulary)) if r in known]
         named.extend(settled_by_entity or _vocabulary_choice(votes))
 
     if not named and not session:
@@ -378,7 +378,15 @@ def route(
             if prior:
                 named.extend(prior)
             else:
-                in_play = tuple(r for r, score in votes.ranked() if score > 0)[:4]
+                # The serving stacks' answers differ and nothing here says which one runs: ask, offering
+                # only what is in play (the vocabulary's candidates, else the stacks for an LLM question).
+                ranked = [(r, score) for r, score in votes.ranked() if score > 0]
+                if len(ranked) == 1 and ranked[0][1] >= MIN_VOTE / 2:
+                    # One product's names and no other's (`max_num_seqs` on an NPU): weak, but all there is.
+                    return RouteDecision("research", (ranked[0][0],), reason="vocabulary: " + ranked[0][0])
+                in_play = tuple(r for r, _ in ranked)[:4]
+                if len(in_play) < 2 and _LLM_CONTEXT.search(clean, low):
+                    in_play = tuple(dict.fromkeys((*in_play, *SERVING_STACKS)))
                 return _clarify(kb, "ambiguous: ascend", in_play)
         elif _OTHER_STACK.search(clean, low) or _OFF_TOPIC.search(clean, low):
             return RouteDecision("out_of_scope", (), reason="another stack or another topic")
@@ -413,6 +421,15 @@ def _mindie_component(text: str, low: str, other_named: bool, votes: VocabularyV
     return None
 
 
+def _shared_identifier(identifier: str, vocabulary: VocabularyMap | None) -> bool:
+    """An identifier a knowledge-base fact names that does not single out its product: an error the
+    Ascend runtime raises under every product, or a name the clones show upstream vLLM owns
+    (`max_num_seqs`, `--enforce-eager`: vllm-ascend's facts use them, but so does every vLLM user)."""
+    if _has_ascend_failure(identifier, identifier.lower()):
+        return True
+    return vocabulary is not None and VLLM in vocabulary.owners_of_identifier(identifier)
+
+
 def _vocabulary_choice(votes: VocabularyVotes) -> tuple[str, ...]:
     """The product(s) whose own identifiers the text uses: the leader, or the two leaders when
     neither stands out (an answer about both beats a question)."""
@@ -432,9 +449,7 @@ def _ascend_prior(text: str, low: str) -> tuple[str, ...]:
         return (MSMODELSLIM,)
     if _FRAMEWORK_CHOICE.search(text, low):
         return SERVING_STACKS
-    if _LLM_CONTEXT.search(text, low):
-        return (VLLM_ASCEND,)
-    return ()  # an error line alone: the products' answers differ, so ask (threads may still settle it)
+    return ()  # the products' answers differ: ask (threads may still settle it)
 
 
 def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple[int, int]]:

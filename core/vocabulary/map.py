@@ -57,6 +57,14 @@ class VocabularyMap:
         found = self._owners.get(kind, {}).get(token)
         return found if isinstance(found, list) else []
 
+    def owners_of_identifier(self, identifier: str) -> set[str]:
+        """Every repository that owns `identifier` under any kind (as the question side reads it)."""
+        found: set[str] = set()
+        for kind, token in question_tokens(identifier):
+            if kind != ERROR:
+                found.update(self.owners(kind, token))
+        return found
+
     def votes(self, text: str, ascend: bool = False) -> VocabularyVotes:
         """Scores of `text`. With `ascend` (the text shows an Ascend signal), a token vLLM and
         vllm-ascend share is vllm-ascend's alone: vLLM runs on an NPU only through the plugin."""

@@ -148,3 +148,10 @@ def test_question_tokens_are_linear_on_a_huge_paste() -> None:
     started = time.process_time()
     question_tokens(("a_b " * 20000) + ("x/" * 20000) + ("--" * 20000) + ("A" * 100000))
     assert time.process_time() - started < 5.0  # generous: a backtracking pattern takes minutes
+
+
+def test_on_an_npu_one_products_weak_names_beat_a_question(built: tuple[Path, VocabularyMap]) -> None:
+    _, vocab = built
+    text = "serving Qwen3 on 910B, should enable_fused_rope_cache be on?"
+    assert route(text).action == "clarify"  # no vocabulary: the serving stacks are asked about
+    assert route(text, vocabulary=vocab).repos == (VLLM_ASCEND,)
