@@ -9,6 +9,8 @@ offline answers, in tool output and in source lists. Two rules keep that text in
   never a link inside it.
 - `plain_line`: a title becomes one line of plain text: no link, no emphasis, no code span, no tag or
   Slack special (`<!here>`), no mention (`@channel`), whatever renderer it reaches.
+- `defang_links`: text not yet verified (a streamed draft, core/research/draft_guard.py) keeps its
+  links readable but visibly broken (`https[:]//evil[.]example/x`), so no chat app links them.
 
 `issue_label` says who wrote an issue passage ("from issue #12, written by a user"), so neither the
 model nor the reader mistakes it for the knowledge base.
@@ -43,7 +45,7 @@ _SCHEME_URL = re.compile(
 _LABEL = r"[A-Za-z0-9-]{1,63}"
 _COMMON_TLDS = "com|net|org|io|xyz|top|ru|cn|ly|gg|tk|co|me|ai|site|online|club|vip|icu|buzz|shop"
 _HOST_LINK = re.compile(
-    rf"(?<![\w.@/\\-])(?://)?(?:"
+    rf"(?<![A-Za-z0-9_.@/\\-])(?://)?(?:"  # ASCII: after CJK ("访问evil.com/x") a host is still linked
     rf"www\.{_LABEL}(?:\.{_LABEL}){{0,8}}"
     rf"|(?:{_LABEL}\.){{1,8}}[A-Za-z]{{2,24}}(?::\d{{1,5}})?(?=/)"
     rf"|\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d{{1,5}})?(?=/)"
@@ -62,6 +64,9 @@ _MARKUP = str.maketrans({
 _EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 # `@name`, `@channel`, `@所有人`: a word joiner after '@' reads the same and notifies nobody.
 _MENTION = re.compile(r"@(?=[\w\u4e00-\u9fff])")
+# The rest of a link past a pattern's bound: `_SCHEME_URL` stops after 2,000 characters, the link does not.
+_LINK_REST = re.compile(rf"{_URL_TAIL}*+")
+_LINK_TRAILING = ".,;:!?"
 # Controls, and the bidirectional overrides that make text read in another order than it is stored.
 _INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
@@ -83,6 +88,36 @@ def drop_links(text: str) -> str:
     if "[" in text:
         text = _MD_LINK.sub(r"\1", text)
     return _HOST_LINK.sub("", _SCHEME_URL.sub("", text))
+
+
+def defang_links(text: str) -> str:
+    """`text` with Markdown links reduced to their words and every URL or linkable host left as plain,
+    visibly broken text: `https://evil.example/x` → `https[:]//evil[.]example/x`, `evil.com` → `evil[.]com`.
+
+    Every dot of a link is bracketed (a host hidden in its path or query is broken too) and its first
+    colon, so no scheme survives. Trailing punctuation stays as it was, so a bracket is always followed
+    by a link character, never by `(`: the result holds no Markdown link either.
+    """
+    if "[" in text:
+        text = _MD_LINK.sub(r"\1", text)
+    return _defang_matches(_HOST_LINK, _defang_matches(_SCHEME_URL, text))
+
+
+def _defang_matches(pattern: re.Pattern[str], text: str) -> str:
+    out: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        if match.start() < position:
+            continue  # inside a link already extended past the pattern's bound
+        end = _LINK_REST.match(text, match.end()).end()  # type: ignore[union-attr] # `*+` always matches
+        link = text[match.start() : end]
+        core = link.rstrip(_LINK_TRAILING)
+        out += [text[position : match.start()], core.replace(".", "[.]").replace(":", "[:]", 1), link[len(core) :]]
+        position = end
+    if not out:
+        return text
+    out.append(text[position:])
+    return "".join(out)
 
 
 def plain_line(text: str, limit: int = MAX_TITLE_CHARS) -> str:

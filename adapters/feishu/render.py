@@ -2,8 +2,8 @@
 
 The card markdown component understands headings, lists, fenced code with a
 language, links and tables, so the core's Markdown passes through mostly as is.
-What changes: `<at …>` tags are defanged (model output must never ping a whole
-group), links and images to anything but http(s) keep only their label (issue 16), nested list
+What changes: `<at …>`, `<a …>` and `<link …>` tags are defanged (model output must never ping a
+whole group, nor link past verification), links and images to anything but http(s) keep only their label (issue 16), nested list
 indentation is widened to the 4 spaces Feishu expects, and long answers are
 split so every request body stays under the 30 KB card limit.
 """
@@ -24,8 +24,11 @@ _CARD_MARGIN = 1024  # uuid, reply_in_thread, field order: room we do not measur
 ANSWER_ELEMENT = "answer"
 STATUS_ELEMENT = "status"
 
-# possessive: two adjacent \s* runs made "<" + 20,000 spaces take 7 s (issue 16)
-_AT_TAG = re.compile(r"<(\s*+/?\s*+at\b)", re.IGNORECASE)
+# possessive: two adjacent \s* runs made "<" + 20,000 spaces take 7 s (issue 16).
+# `<at>` mentions, and the link tags `<a href>` / `<link url>`: verification rewrites a verified link
+# tag as a Markdown link (core/research/citations.py), so a tag that still reaches a card was never
+# verified and shows as text.
+_TAG = re.compile(r"<(\s*+/?\s*+(?:at|a|link)\b)", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^( +)([-*+]|\d+[.)]) ")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
@@ -56,11 +59,12 @@ def labels(language: str) -> dict[str, str]:
 
 
 def defang(text: str) -> str:
-    """Break `<at user_id="all">` / `<at id=all>` so nothing the model writes can mention people.
+    """Break `<at user_id="all">` / `<at id=all>` so nothing the model writes can mention people, and
+    `<a href=…>` / `<link url=…>` so nothing unverified links anywhere.
 
     A zero-width space after `<` keeps the text readable and is not a tag to Feishu.
     """
-    return _AT_TAG.sub("<\u200b\\1", text)
+    return _TAG.sub("<\u200b\\1", text)
 
 
 def _safe_url(url: str) -> bool:

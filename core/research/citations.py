@@ -64,6 +64,19 @@ _LINKS = re.compile(
     rf"|<(?P<auto>(?:[a-zA-Z][a-zA-Z0-9+.-]{{0,30}}:|//)[^<>\s]{{1,{MAX_URL_CHARS}}})>"
     rf"|(?P<bare>(?i:https?)://{_URL_CHARS}{{1,{MAX_URL_CHARS}}})"
 )
+# Feishu card markdown (JSON 2.0) also links with tags: <a href='…'>label</a> and
+# <link url='…' pc_url='…' ios_url='…' android_url='…'>label</link>. They are checked like Markdown links:
+# a tag whose every target is verified becomes the Markdown link all platforms share, any other keeps
+# its label as text. No part may hold '<' or '>', so a scan from one '<' stops at the next: linear.
+_TAG_LINK = re.compile(
+    r"<(?P<tag>a|link)(?![\w-])(?P<attrs>[^<>]{0,3000})>(?:(?P<label>[^<>]{0,500})</(?P=tag)[ \t]{0,20}>)?",
+    re.IGNORECASE,
+)
+_TAG_TARGET = re.compile(
+    r"(?<![\w-])(?:href|url|pc_url|ios_url|android_url)[ \t]{0,20}=[ \t]{0,20}"
+    r"(?:\"(?P<dq>[^\"]{0,2048})\"|'(?P<sq>[^']{0,2048})'|(?P<bare>[^\s\"'<>]{1,2048}))",
+    re.IGNORECASE,
+)
 # Clickable non-web links written as plain text: any other `scheme://`, and the schemes that need no '//'.
 # Something must follow the colon: "Our intent: …" or "the config file: …" is prose, not a link.
 _OTHER_SCHEME = re.compile(
@@ -292,7 +305,22 @@ def verify_answer(answer: str, evidence: Evidence, language: Language) -> Verifi
 
         return URL.sub(one, text)
 
+    def tag_link(match: re.Match[str]) -> str:
+        targets = [t.group("dq") or t.group("sq") or t.group("bare") or "" for t in _TAG_TARGET.finditer(match.group("attrs"))]
+        urls = [clean_url(t.strip()) for t in targets if t.strip()]
+        label = web_links(" ".join((match.group("label") or "").split())).replace("[", "(").replace("]", ")")
+        if not urls:
+            return label  # a tag that links nowhere: its words only
+        if all(evidence.url_source(url) is not None for url in urls):
+            # One Markdown link (the first target): `link` below cites it like any other.
+            return f"[{label or urls[0]}]({urls[0]})" if match.group("label") is not None else urls[0]
+        note = unverified_link(urls[0])
+        return f"{label} {note}" if label else note
+
     def prose(segment: str) -> str:
+        if "<" in segment:
+            segment = _TAG_LINK.sub(tag_link, segment)
+
         def link(match: re.Match[str]) -> str:
             target, auto, bare = match.group("target"), match.group("auto"), match.group("bare")
             raw = target or auto or bare

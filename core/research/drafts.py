@@ -6,6 +6,9 @@ edits, so drafts go out at most every `min_interval` seconds *and* only once
 time to first text is what the user feels. Reports run in the background so
 a slow platform edit never holds up reading the model's stream; while one is
 in flight newer text simply waits for the next report.
+
+What is reported is the draft's safe view (core/research/draft_guard.py), not the model's text: no
+link is clickable and no code block is shown before `verify_answer` has passed the finished answer.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from core.messages import DRAFT_STAGE, Language, Progress
+from core.research.draft_guard import DraftGuard
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +40,9 @@ class DraftReporter:
         self._min_interval = min_interval
         self._min_chars = min_chars
         self._clock = clock
-        self._shown = ""  # the last text reported ("" = nothing visible)
+        self._guard = DraftGuard(language)
+        self._shown = ""  # the model's text behind the last report ("" = nothing visible)
+        self._sent = ""  # the last view reported
         self._last_at = 0.0
         self._task: asyncio.Task[None] | None = None
 
@@ -46,21 +52,25 @@ class DraftReporter:
 
     async def update(self, text: str) -> None:
         """The whole partial answer so far; reported when the throttle allows."""
-        text = text.strip()
+        raw, text = text, text.strip()
         if not text or text == self._shown or (self._task is not None and not self._task.done()):
             return
         if self._shown:
             grown = len(text) - len(self._shown)
             if self._clock() - self._last_at < self._min_interval or grown < self._min_chars:
                 return
-        self._shown, self._last_at = text, self._clock()
-        self._task = asyncio.create_task(self._send(text))
+        view = self._guard.view(raw).strip()  # the raw text: its trailing blank completes a word
+        if not view or view == self._sent:
+            return  # nothing safe to show yet (a word or a code block still being written)
+        self._shown, self._sent, self._last_at = text, view, self._clock()
+        self._task = asyncio.create_task(self._send(view))
 
     async def clear(self) -> None:
         """Withdraw a visible draft (the turn went on to call tools)."""
         await self.settle()
+        self._guard = DraftGuard(self._language)  # the next turn's text starts afresh
         if self._shown:
-            self._shown = ""
+            self._shown = self._sent = ""
             await self._send("")
 
     async def clear_any(self) -> None:
