@@ -40,12 +40,12 @@ def products_of_named_entities(
             not combo.requires_any or features & set(combo.requires_any)
         ):
             found.extend(combo.products)
-    if _names_a_vllm_ascend_release(text, kb):
+    if names_a_vllm_ascend_release(text, kb):
         found.append(VLLM_ASCEND)
     return tuple(dict.fromkeys(found))
 
 
-def _names_a_vllm_ascend_release(text: str, kb: KnowledgeBase) -> bool:
+def names_a_vllm_ascend_release(text: str, kb: KnowledgeBase) -> bool:
     # A bare 0.11.0 could be any package; an rc/post release that is a row of the plugin's
     # matrix is the plugin's own version string.
     releases = {row.vllm_ascend for row in kb.matrix.rows}

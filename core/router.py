@@ -34,11 +34,12 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from core.entity_routing import products_of_named_entities
+from core.entity_routing import names_a_vllm_ascend_release, products_of_named_entities
 from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
 from core.vocabulary.map import VocabularyMap, VocabularyVotes
+from core.vocabulary.tokens import release_tokens
 
 Action = Literal["research", "clarify", "out_of_scope"]
 
@@ -87,14 +88,6 @@ _MINDIE_QUESTION = (
     "Which MindIE component is this about: MindIE-LLM, MindIE-SD, MindIE-Motor, MindIE-PyMotor or MindIE-Turbo?",
     "你问的是哪个 MindIE 组件：MindIE-LLM、MindIE-SD、MindIE-Motor、MindIE-PyMotor 还是 MindIE-Turbo？",
 )
-# The whole menu, when nothing narrows the question down.
-_MENU_QUESTION = (
-    "Which project is this about? I cover vLLM, vllm-ascend, SGLang, MindIE-LLM, MindIE-SD, MindIE-Motor, "
-    "MindIE-PyMotor, MindIE-Turbo and msModelSlim.",
-    "这个问题涉及哪个项目？我可以回答 vLLM、vllm-ascend、SGLang、MindIE-LLM、MindIE-SD、MindIE-Motor、"
-    "MindIE-PyMotor、MindIE-Turbo 和 msModelSlim 相关的问题。",
-)
-
 _SEP = r"[\s_\-]*"
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[^\u3400-\u9fff\s_\-]+")
 
@@ -169,6 +162,8 @@ _FRAMEWORK_CHOICE = guarded(
     ("框架", "framework", "engine", "引擎", "推荐", "what can i use"),
 )
 SERVING_STACKS = (VLLM_ASCEND, MINDIE_LLM, "sgl-project/sglang")
+# What runs on an NPU by itself (vLLM only through the plugin; Motor/PyMotor manage the others).
+ASCEND_RUNTIMES = (*SERVING_STACKS, MINDIE_SD, MSMODELSLIM)
 # A bare "MindIE" with these is its LLM service.
 _SERVICE = guarded(r"服务|service|server|接口|endpoint|(?<![A-Za-z])api(?![A-Za-z])|config\.json|请求|request",
                    ("服务", "service", "server", "接口", "endpoint", "api", "config.json", "请求", "request"))
@@ -209,13 +204,14 @@ _OTHER_STACK_WORDS = (
     "tensorrt", "trt", "llama", "ollama", "studio", "mlx", "ml", "openvino", "lmdeploy", "text-generation-inference",
     "tgi", "exllama", "rocm", "nvcc", "__global__", "cuda", "iphone", "android", "手机", "snapdragon", "骁龙", "jetson",
     "raspberry", "树莓派", "apple", "macbook", "fine", "微调", "llamafactory", "llama-factory", "keras",
-    "tensorflow",
+    "tensorflow", "angelslim", "autoawq", "auto-gptq", "auto_gptq", "bitsandbytes",
 )
 _OTHER_STACK = guarded(
     r"tensorrt|trt[ _\-]?llm|llama[ ._\-]?cpp|ollama|lm[ _]?studio|(?<![A-Za-z])mlx(?![A-Za-z])|core[ _]?ml(?![A-Za-z])|openvino|lmdeploy|"
     r"text-generation-inference|(?<![A-Za-z])tgi(?![A-Za-z])|exllama|(?<![A-Za-z])rocm(?![A-Za-z])|(?<![A-Za-z])nvcc(?![A-Za-z])|"
     r"__global__|cuda[ _\-]?kernels?(?![A-Za-z])|iphone|android|手机|snapdragon|骁龙|jetson|raspberry|树莓派|apple[ _]silicon|macbook|"
-    r"fine[ _\-]?tun(?:e|ing)|微调|llama[ _\-]?factory|keras|tensorflow",
+    r"fine[ _\-]?tun(?:e|ing)|微调|llama[ _\-]?factory|keras|tensorflow|"
+    r"angelslim|autoawq|auto[ _\-]gptq|bitsandbytes",
     _OTHER_STACK_WORDS,
 )
 _UPSTREAM = guarded(r"upstream|上游|原生|社区版|(?<![A-Za-z])original(?![A-Za-z])", ("upstream", "上游", "原生", "社区版", "original"))
@@ -301,18 +297,16 @@ def _options(kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[Option, ...]:
 
 
 def _clarify(
-    kb: KnowledgeBase, reason: str, choices: tuple[str, ...] = (), question: tuple[str, str] | None = None
+    kb: KnowledgeBase, reason: str, choices: tuple[str, ...], question: tuple[str, str] | None = None
 ) -> RouteDecision:
-    """Ask which product: among `choices` (the products still in play), or the whole menu."""
-    if question is not None:
-        return RouteDecision("clarify", (), _options(kb, choices), reason, *question)
-    if len(choices) >= 2:
+    """Ask which of `choices` (the products still in play; never all nine by default)."""
+    if question is None:
         names = [r.display_name for r in (kb.repository(c) for c in choices) if r is not None]
-        en = f"Which project is this about: {', '.join(names[:-1])} or {names[-1]}?"
-        zh = f"这个问题涉及哪个项目：{'、'.join(names[:-1])} 还是 {names[-1]}？"
-        return RouteDecision("clarify", (), _options(kb, choices), reason, en, zh)
-    en, zh = _MENU_QUESTION
-    return RouteDecision("clarify", (), _options(kb, tuple(r.repo for r in kb.repositories)), reason, en, zh)
+        question = (
+            f"Which project is this about: {', '.join(names[:-1])} or {names[-1]}?",
+            f"这个问题涉及哪个项目：{'、'.join(names[:-1])} 还是 {names[-1]}？",
+        )
+    return RouteDecision("clarify", (), _options(kb, choices), reason, *question)
 
 
 def route(
@@ -385,8 +379,9 @@ def route(
                     # One product's names and no other's (`max_num_seqs` on an NPU): weak, but all there is.
                     return RouteDecision("research", (ranked[0][0],), reason="vocabulary: " + ranked[0][0])
                 in_play = tuple(r for r, _ in ranked)[:4]
-                if len(in_play) < 2 and _LLM_CONTEXT.search(clean, low):
-                    in_play = tuple(dict.fromkeys((*in_play, *SERVING_STACKS)))
+                if len(in_play) < 2:
+                    stacks = SERVING_STACKS if _LLM_CONTEXT.search(clean, low) else ASCEND_RUNTIMES
+                    in_play = tuple(dict.fromkeys((*in_play, *stacks)))
                 return _clarify(kb, "ambiguous: ascend", in_play)
         elif _OTHER_STACK.search(clean, low) or _OFF_TOPIC.search(clean, low):
             return RouteDecision("out_of_scope", (), reason="another stack or another topic")
@@ -394,6 +389,8 @@ def route(
             # vLLM is in scope: an inference question with no product and no Ascend signal is its.
             named.append(VLLM)
 
+    if named and VLLM_ASCEND not in named and _names_a_plugin_release(clean, kb, vocabulary):
+        named.append(VLLM_ASCEND)  # a plugin release or image tag next to another product: a comparison
     if len(_dedupe(named)) > MAX_NAMED:
         return _clarify(kb, "too many products named", _dedupe(named))
     if named:
@@ -419,6 +416,13 @@ def _mindie_component(text: str, low: str, other_named: bool, votes: VocabularyV
     if other_named or _LLM_CONTEXT.search(text, low) or _SERVICE.search(text, low):
         return MINDIE_LLM
     return None
+
+
+def _names_a_plugin_release(text: str, kb: KnowledgeBase, vocabulary: VocabularyMap | None) -> bool:
+    """A vllm-ascend release candidate or post release: a row of its matrix or a tag of its clone."""
+    if names_a_vllm_ascend_release(text, kb):
+        return True
+    return vocabulary is not None and any(VLLM_ASCEND in vocabulary.owners("release", v) for v in release_tokens(text))
 
 
 def _shared_identifier(identifier: str, vocabulary: VocabularyMap | None) -> bool:
