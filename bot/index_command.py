@@ -115,6 +115,10 @@ def index_status_lines(settings: Settings, now: float | None = None) -> list[str
     age = _age(str(manifest.get("created_at", "")), time.time() if now is None else now)
     lines = [f"[ok]   knowledge index {name}: {manifest.get('units', 0)} units, {age}, at {settings.index_path}"]
     for repo, info in sorted(manifest.get("repos", {}).items()):
+        if not info.get("units"):
+            # Questions about it still get answers, from the knowledge base and its threads only.
+            lines.append(f"[info]   {repo}: no clone indexed, so answers about it quote no docs or code "
+                         f"(`python -m bot sync {repo}` then `python -m bot index`)")
         if not info.get("units") and not info.get("issues"):
             continue
         issues = f", {info['issues']} issues" if info.get("issues") else ""

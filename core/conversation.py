@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from redis.exceptions import RedisError
 
+from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
@@ -250,6 +251,8 @@ class Conversation:
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
+        if self._researcher is None:
+            answer_text = "\n\n".join((answer_text, *self._missing_docs(repos, language)))
 
         # Held before the model runs and settled after, so concurrent questions cannot overshoot.
         held = Reservation(BudgetState.OPEN)
@@ -320,6 +323,23 @@ class Conversation:
         except Exception:  # noqa: BLE001 - the diagnostic answer must not depend on the index
             log.warning("knowledge index search failed", exc_info=True)
             return ()
+
+    def _missing_docs(self, repos: tuple[str, ...], language: Language) -> list[str]:
+        """One line per routed product whose docs and code the index lacks (an upstream vLLM question
+        on a machine that never cloned vLLM), saying how to add them."""
+        indexed = getattr(self._retriever, "repos_with_files", None)
+        if indexed is None:
+            return []  # no index at all: the offline note already says how to build one
+        try:
+            have = indexed()
+        except Exception:  # noqa: BLE001 - a note is not worth failing the answer
+            return []
+        kb = load_knowledge_base()
+        return [
+            text("docs_not_indexed", language, product=info.display_name, repo=repo)
+            for repo in repos
+            if repo not in have and (info := kb.repository(repo)) is not None
+        ]
 
     async def _save_team_answer(self, message: InboundMessage, session: Session, answer: str, language: Language) -> Reply:
         if self._team is None or not self._experts.raw:

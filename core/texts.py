@@ -73,6 +73,12 @@ _TEXTS: dict[str, dict[str, str]] = {
         "en": "Saving team answers is not set up here (it needs EXPERTS and a Redis-backed deployment).",
         "zh": "本部署未开启团队回答保存（需要配置 EXPERTS 并使用 Redis）。",
     },
+    "docs_not_indexed": {
+        "en": "_No local copy of {product}'s docs and code, so this answer rests on the knowledge base and its issue threads: "
+              "`python -m bot sync {repo}` then `python -m bot index` adds them._",
+        "zh": "_本地没有 {product} 的文档和代码，本回答只依据内置知识库和它的 issue 讨论："
+              "运行 `python -m bot sync {repo}` 再运行 `python -m bot index` 即可加入。_",
+    },
     "no_trace": {
         "en": "I have no research trace for this thread yet: the last answer used no tools.",
         "zh": "本话题还没有检索记录：上一个回答没有调用工具。",

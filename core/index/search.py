@@ -81,6 +81,11 @@ class KnowledgeIndex:
         info = self.generation.manifest.get("repos", {})
         return [n for n in self.generation.repo_names if info.get(n, {}).get("units") or info.get(n, {}).get("issues")]
 
+    def repos_with_files(self) -> set[str]:
+        """Repositories whose docs and code (not only issue threads) are in the live generation."""
+        info = self.generation.manifest.get("repos", {})
+        return {n for n in self.generation.repo_names if info.get(n, {}).get("units")}
+
     def manifest(self) -> dict:  # type: ignore[type-arg]
         return dict(self.generation.manifest)
 
