@@ -177,11 +177,17 @@ _QUANTIZE = guarded(
     r"(?<![A-Za-z])(?:quantiz(?:e|ing)|calibrat(?:e|ion|ing)|anti[ _\-]?outlier)|(?:怎么|如何|用什么|做)[ \t]{0,2}量化|量化(?:工具|脚本|命令|时|过程|校准|报错|失败)|校准(?:数据|集)|离群值",
     ("quantiz", "calibrat", "anti", "量化", "校准", "离群值"),
 )
+# Features upstream vLLM implements and the plugin inherits: on an NPU the answer needs both.
+_VLLM_FEATURE = guarded(
+    r"structured[ _\-]output|guided[ _\-]decod|xgrammar|reasoning[ _\-]parser|tool[ _\-]call[ _\-]parser|"
+    r"enable[ _\-]auto[ _\-]tool[ _\-]choice",
+    ("structured", "guided", "xgrammar", "reasoning", "tool"),
+)
 # Serving a (quantized) model rather than producing it.
 _SERVE_WORDS = guarded(r"serv(?:e|ing)(?![A-Za-z])|部署|推理|加载|load(?:ing)?[ \t]the|vllm", ("serv", "部署", "推理", "加载", "load", "vllm"))
 # An LLM inference question: upstream vLLM's domain when no product or Ascend signal is given.
 _LLM_WORDS = (
-    "llm", "大模型", "inference", "推理", "serv", "部署", "deploy", "token", "throughput", "吞吐", "latency", "时延", "kv",
+    "llm", "大模型", "inference", "推理", "serv", "部署", "deploy", "tok", "throughput", "吞吐", "latency", "时延", "kv",
     "prefix", "prefill", "decod", "speculative", "投机", "draft", "reasoning", "tool", "function", "structured",
     "guided", "json", "openai", "completions", "sampling", "temperature", "lora", "moe", "expert", "parallel",
     "并行", "量化", "quantiz", "qwen", "deepseek", "llama", "glm", "gemma", "mistral", "mixtral", "kimi", "minimax",
@@ -189,7 +195,7 @@ _LLM_WORDS = (
     "cuda",
 )
 _LLM_CONTEXT = guarded(
-    r"(?<![A-Za-z])llms?(?![A-Za-z])|大模型|inference|推理|serv(?:e|ing|er)(?![A-Za-z])|部署|deploy|tokens?(?:/s|[ \t]per[ \t]s)|"
+    r"(?<![A-Za-z])llms?(?![A-Za-z])|大模型|inference|推理|serv(?:e|ing|er)(?![A-Za-z])|部署|deploy|tok(?:en)?s?(?:/s|[ \t]per[ \t]s)|"
     r"throughput|吞吐|latency|时延|kv[ _\-]?cache|prefix[ _\-]cach|prefill|decod(?:e|ing)|speculative|投机|draft[ _\-]model|"
     r"reasoning[ _\-]parser|tool[ _\-]?call|function[ _\-]call|structured[ _\-]output|guided[ _\-]decod|json[ _\-]schema|"
     r"openai|chat/completions|/v1/completions|sampling|temperature|lora(?![A-Za-z])|(?<![A-Za-z])moe(?![A-Za-z])|"
@@ -327,6 +333,7 @@ def route(
     named = list(named_repositories(clean, kb, low))
     ascend_ctx = _has_ascend_context(clean, low)
     bare_mindie = bool(_BARE_MINDIE.search(clean, low))
+    plugin_release = _names_a_plugin_release(clean, kb, vocabulary)
     # SGLang also runs on GPUs, so only MindIE-* and msModelSlim imply Ascend by themselves.
     ascend_only_named = any(r in ASCEND_ONLY for r in named)
     votes = (vocabulary or VocabularyMap()).votes(clean, ascend=ascend_ctx or ascend_only_named)
@@ -353,7 +360,7 @@ def route(
             named.append(VLLM)
 
     if bare_mindie and not any(r in MINDIE_COMPONENTS for r in named):
-        component = _mindie_component(clean, low, bool(named), votes)
+        component = _mindie_component(clean, low, bool(named) or plugin_release, votes)
         if component is None and any(r in MINDIE_COMPONENTS for r in session):
             component = next(r for r in session if r in MINDIE_COMPONENTS)  # the thread already said which
         if component is None:
@@ -389,7 +396,9 @@ def route(
             # vLLM is in scope: an inference question with no product and no Ascend signal is its.
             named.append(VLLM)
 
-    if named and VLLM_ASCEND not in named and _names_a_plugin_release(clean, kb, vocabulary):
+    if VLLM_ASCEND in named and VLLM not in named and _VLLM_FEATURE.search(clean, low):
+        named.append(VLLM)  # a feature upstream vLLM implements, used through the plugin: both answer
+    if named and VLLM_ASCEND not in named and plugin_release:
         named.append(VLLM_ASCEND)  # a plugin release or image tag next to another product: a comparison
     if len(_dedupe(named)) > MAX_NAMED:
         return _clarify(kb, "too many products named", _dedupe(named))
@@ -440,6 +449,8 @@ def _vocabulary_choice(votes: VocabularyVotes) -> tuple[str, ...]:
     ranked = votes.ranked()
     if not ranked or ranked[0][1] < MIN_VOTE:
         return ()
+    if len(votes.tokens.get(ranked[0][0], ())) < 2 and ranked[0][1] < LEAD * MIN_VOTE:
+        return ()  # one class-like name alone is often part of a model's name ("…-w8a8-QuaRot")
     if len(ranked) > 1 and ranked[1][1] >= MIN_VOTE and ranked[0][1] < LEAD * ranked[1][1]:
         return (ranked[0][0], ranked[1][0])
     return (ranked[0][0],)
@@ -453,6 +464,8 @@ def _ascend_prior(text: str, low: str) -> tuple[str, ...]:
         return (MSMODELSLIM,)
     if _FRAMEWORK_CHOICE.search(text, low):
         return SERVING_STACKS
+    if _VLLM_FEATURE.search(text, low):
+        return (VLLM_ASCEND, VLLM)
     return ()  # the products' answers differ: ask (threads may still settle it)
 
 

@@ -579,3 +579,20 @@ def test_every_evidence_entry_names_its_source() -> None:
         # Where a clone of the product is at hand, the file the evidence came from exists.
         if m and (repos_dir / m.group(1)).is_dir():
             assert (repos_dir / m.group(1) / m.group(2)).exists(), source
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "structured output with the xgrammar backend on the 910B: supported yet?",
+        "vllm-ascend 0.9.1 with --reasoning-parser qwen3 leaves reasoning_content null",
+    ],
+)
+def test_an_upstream_vllm_feature_used_on_an_npu_answers_about_both(text: str) -> None:
+    assert set(_research(text)) == {VLLM_ASCEND, VLLM}
+
+
+def test_a_plugin_release_tag_next_to_mindie_joins_the_comparison() -> None:
+    text = "mindie 镜像 14 tok/s，vllm-ascend 的 v0.11.0rc1 镜像只有 1.4 tok/s，正常吗"
+    assert set(_research(text)) == {LLM, VLLM_ASCEND}
+    assert set(_research("mindie 镜像 14 tok/s，0.11.0rc1 的镜像只有 1.4 tok/s，正常吗")) == {LLM, VLLM_ASCEND}
