@@ -22,7 +22,7 @@ from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
-from core.router import RouteDecision, resolve_choice, route
+from core.router import MINDIE_COMPONENTS, RouteDecision, resolve_choice, route
 from core.vocabulary.map import VocabularyMap
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
@@ -389,8 +389,8 @@ class Conversation:
                 repo = match.record.repo if match is not None and match.via == "signature" else rare_thread_repo(memory, seen, threads)
                 return (repo,) if repo else ()
             repo = match.record.repo if match is not None else deciding_repo(memory, seen, threads)
-            # Votes only when nothing was named: sibling products (the MindIE components) share docs.
-            if not repo and not decision.repos and len(candidates) >= FULL_MENU:
+            # Votes only among different stacks: sibling products (the MindIE components) share docs.
+            if not repo and not decision.repos and len(candidates) >= 3 and not set(candidates) <= set(MINDIE_COMPONENTS):
                 repo = dominant_repo(await asyncio.to_thread(self._retriever.search, query, scope, VOCABULARY_K))
         except Exception:  # noqa: BLE001 - asking or declining is the safe fallback
             log.warning("thread lookup for routing failed", exc_info=True)
@@ -422,7 +422,6 @@ class Conversation:
         await self._sessions.update(key, store)
 
 
-FULL_MENU = 6  # a clarification offering this many products means no product was named at all
 _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
 
 

@@ -65,6 +65,13 @@ async def test_all_best_passages_from_one_repository_settle_it_and_a_spread_asks
     assert asked.kind is ReplyKind.CLARIFY
 
 
+async def test_sibling_components_are_not_settled_by_a_vote(sessions: RedisSessionStore) -> None:
+    # The MindIE components share docs: five passages from one of them say nothing about which one.
+    one = FixedRetriever([doc("verylucky01/MindIE-LLM", 10 - i, path=f"docs/{i}.md") for i in range(5)])
+    asked = await Conversation(sessions, retriever=one, memory=memory).handle(ask("MindIE 报错了，说找不到符号，怎么排查？"))
+    assert asked.kind is ReplyKind.CLARIFY
+
+
 def test_dominant_repo_needs_every_vote() -> None:
     assert dominant_repo([doc(REPO, 5 - i) for i in range(5)]) == REPO
     assert dominant_repo([doc(REPO, 5), doc("sgl-project/sglang", 4), *[doc(REPO, 3 - i) for i in range(3)]]) == ""
