@@ -39,6 +39,8 @@ from core.triage import shared_lookups, triage, triage_details
 
 log = logging.getLogger(__name__)
 
+_VLLM_LINE = {"vllm-project/vllm", "vllm-project/vllm-ascend"}
+
 ProgressCallback = Callable[[Progress], Awaitable[None]]
 
 # What routing and triage read of a huge paste: the head (the question) and the tail (where a
@@ -385,6 +387,13 @@ class Conversation:
             memory = self._memory()
             threads = await asyncio.to_thread(self._retriever.search, query, scope, SEARCH_RANK, "issue")
             match = find_resolution(memory, seen, scope, threads)
+            if decision.action == "research":
+                # An exact error signature widens a routed answer; a thread sharing rare identifiers only
+                # across the vLLM / vllm-ascend line (the plugin inherits upstream's code and its fixes).
+                if match is not None and match.via == "signature":
+                    return (match.record.repo,)
+                repo = rare_thread_repo(memory, seen, threads)
+                return (repo,) if repo and {repo, *decision.repos} <= _VLLM_LINE else ()
             if decision.action != "clarify":
                 repo = match.record.repo if match is not None and match.via == "signature" else rare_thread_repo(memory, seen, threads)
                 return (repo,) if repo else ()
