@@ -103,3 +103,16 @@ async def test_a_named_product_is_never_dropped_strong_evidence_only_adds_one(se
     reply = await Conversation(sessions, retriever=FixedRetriever([]), memory=lambda: moved).handle(
         ask(f"vllm-ascend 0.9.1 on 910B fails at startup:\n{SIGNATURE_LINE}"))
     assert reply.kind is ReplyKind.ANSWER and reply.repos == ("vllm-project/vllm-ascend", "vllm-project/vllm")
+
+
+async def test_a_thread_sharing_rare_words_widens_only_along_the_vllm_line(sessions: RedisSessionStore) -> None:
+    rare = "Warmup failed at model_runner_v7.capture_sizes_xq with qk_rope_flag_zz set"
+    threads = FixedRetriever([issue(REPO, 7, 9.0, f"{rare}\nmaintainer @m:\nupgrade to the next release")])
+    many = ResolutionMemory(extract_repository([thread(n, f"report {n}") for n in range(100, 300)]).values())
+    bot = Conversation(sessions, retriever=threads, memory=lambda: many)
+    # An upstream vLLM question: the plugin's thread joins (it inherits upstream's code).
+    upstream = await bot.handle(ask(f"upstream vllm: {rare}"))
+    assert set(upstream.repos) == {"vllm-project/vllm", REPO}
+    # A MindIE question keeps its product: a vllm-ascend thread that shares words is not its advice.
+    mindie = await bot.handle(ask(f"MindIE-LLM service: {rare}"))
+    assert mindie.repos == ("verylucky01/MindIE-LLM",)
