@@ -5,7 +5,14 @@ delivered; a worker renews its lease while it works, so only a dead (or cut off)
 worker's jobs are reclaimed, and a worker checks it still owns a job right
 before posting; a delivery record makes a re-run skip instead of posting twice;
 after N attempts the job is dead-lettered and the user gets an apology.
-Messages of one conversation are answered in arrival order.
+
+Fair turns: a job runs only when it heads its conversation's list, so a conversation is answered
+in arrival order. A job read before its turn is parked: it stays pending, holds no slot, and when
+the job ahead of it settles it is handed off (claimed by the `HANDOFF` consumer and listed in the
+ready list) for any worker to take at once. A worker also runs one job per user at a time: a
+user's next job (in another thread) waits in the worker without a slot until the first ends, so a
+burst of one user holds at most one slot per worker. The allowlists and the rate limits are
+checked before a slot is taken, so neither a burst nor a job injected into the stream holds one.
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import logging
 import os
 import socket
 import time
+from collections import deque
 from typing import Any
 
 from redis.exceptions import RedisError, ResponseError
@@ -23,12 +31,16 @@ from bot.logs import job_context
 from bot.retention import dead_letter_bounds, trim_settled_jobs
 from bot.wiring import Components
 from core.messages import InboundMessage, Progress, Reply, ReplyKind
+from core.limits import budget_user
 from core.texts import text
 
 log = logging.getLogger(__name__)
 
 GROUP = "workers"
 BLOCK_MS = 1000
+# While jobs this worker parked may be handed off, it reads in short blocks, so a job whose turn came
+# is taken within this instead of after a full BLOCK_MS (a blocked read is not woken by the ready list).
+PARKED_BLOCK_MS = 100
 REDIS_RETRIES_PER_JOB = 6
 TRIM_EVERY_SECONDS = 60.0  # the safety sweep of settled jobs; finished jobs are deleted at once anyway
 
@@ -40,6 +52,50 @@ if #p == 0 then return -1 end
 if p[1][2] ~= ARGV[2] then return 0 end
 redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
 return 1
+"""
+
+
+HANDOFF = "handoff"  # the consumer that holds a parked job whose turn has come, until a worker takes it
+
+# KEYS[1] stream, KEYS[2] ready list, KEYS[3..] the job's order lists. ARGV: group, handoff consumer,
+# job id, ready-list ttl. Settles a job: acks and deletes it, takes it off its lists, and hands each
+# list's new head (once) to the ready list when it was read already (else a plain read finds it).
+# Claiming the head for HANDOFF in the same step makes a worker that read it before now see, when
+# it renews its claim, that the job is no longer its own: only the worker taking it off the ready
+# list runs it.
+_SETTLE = """
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[3])
+redis.call('XDEL', KEYS[1], ARGV[3])
+local handed = {}
+for i = 3, #KEYS do
+  redis.call('LREM', KEYS[i], 1, ARGV[3])
+  local head = redis.call('LINDEX', KEYS[i], 0)
+  if head and not handed[head] then
+    handed[head] = true
+    local p = redis.call('XPENDING', KEYS[1], ARGV[1], head, head, 1)
+    if #p > 0 then
+      redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, head, 'JUSTID')
+      redis.call('RPUSH', KEYS[2], head)
+      redis.call('EXPIRE', KEYS[2], tonumber(ARGV[4]))
+    end
+  end
+end
+return 1
+"""
+
+# KEYS[1] stream, KEYS[2] ready list. ARGV: group, consumer, handoff consumer. Takes the first listed
+# job still waiting for a worker (HANDOFF holds it; any other owner already took it) and claims it.
+# Returns its id, or false when none is waiting.
+_TAKE_HANDED_OFF = """
+while true do
+  local id = redis.call('LPOP', KEYS[2])
+  if not id then return false end
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
+  if #p > 0 and p[1][2] == ARGV[3] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'JUSTID')
+    return id
+  end
+end
 """
 
 
@@ -56,7 +112,15 @@ class Worker:
         self._stopping = asyncio.Event()
         self._last_claim = 0.0
         self._last_trim = -TRIM_EVERY_SECONDS  # sweep once at startup
+        self._parked_until = 0.0  # until then a job parked here may be handed off any moment
+        # One job per user at a time in this worker: whose job runs, and their next ones, which wait
+        # here without a slot and are admitted again (before any other job) when it ends.
+        self._busy_users: set[str] = set()
+        self._user_queue: dict[str, deque[tuple[str, dict]]] = {}
+        self._readmit: deque[tuple[str, dict]] = deque()
         self._renew = components.redis.register_script(_RENEW_IF_OWNER)
+        self._settle = components.redis.register_script(_SETTLE)
+        self._take_handed_off = components.redis.register_script(_TAKE_HANDED_OFF)
         # Replies already delivered by a run of the job in this process whose bookkeeping then
         # failed on Redis: the in-process retry records them instead of posting again.
         self._delivered: dict[str, Delivered] = {}
@@ -89,6 +153,18 @@ class Worker:
                 backoff = min(backoff * 2, 10.0)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._release_waiting()
+
+    async def _release_waiting(self) -> None:
+        """Jobs waiting in this worker for their user's turn go straight back to the others."""
+        waiting = [*self._readmit, *(job for queue in self._user_queue.values() for job in queue)]
+        self._readmit.clear()
+        self._user_queue.clear()
+        for job_id, _ in waiting:
+            try:
+                await self._release(job_id)
+            except (RedisError, OSError):  # their lease hands them on anyway
+                log.warning("could not hand back job %s at shutdown", job_id)
 
     async def _sleep(self, seconds: float) -> None:
         try:
@@ -97,33 +173,55 @@ class Worker:
             pass
 
     async def _consume_once(self) -> None:
-        await self._slots.acquire()
-        released = False
-        try:
-            entries = await self._reclaim() or await self._read_new()
-            if not entries:
-                return
-            job_id, fields = entries[0]
-            if self._stopping.is_set():
-                await self._release(job_id)  # read while shutting down: hand it straight back
-                return
-            released = True
-            task = asyncio.create_task(self._run_job(job_id, fields))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        finally:
-            if not released:
-                self._slots.release()
+        """Take one job (one whose turn came first, then a dead worker's, then a new one) and run
+        it, park it or refuse it. Waits for a slot only with a job that can run in hand, so the
+        next free slot goes to it and not to a later message of a busy user."""
+        entries = self._next_readmitted() or await self._take_ready() or await self._reclaim() or await self._read_new()
+        if not entries:
+            return
+        job_id, fields = entries[0]
+        if self._stopping.is_set():
+            await self._release(job_id)  # read while shutting down: hand it straight back
+            return
+        await self._admit(job_id, fields)
+
+    def _next_readmitted(self) -> list[tuple[str, dict]]:
+        return [self._readmit.popleft()] if self._readmit else []
+
+    async def _take_slot(self) -> bool:
+        """A slot for the job in hand; False when stop() came first."""
+        acquire = asyncio.ensure_future(self._slots.acquire())
+        stop = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait({acquire, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if not acquire.done():
+            acquire.cancel()
+            return False
+        if self._stopping.is_set():
+            self._slots.release()
+            return False
+        return True
 
     async def _read_new(self) -> list[tuple[str, dict]]:
-        result = await self.c.redis.xreadgroup(GROUP, self.name, {self.c.keys.jobs: ">"}, count=1, block=BLOCK_MS)
+        block = PARKED_BLOCK_MS if time.monotonic() < self._parked_until else BLOCK_MS
+        result = await self.c.redis.xreadgroup(GROUP, self.name, {self.c.keys.jobs: ">"}, count=1, block=block)
         if not result:
             return []
         _, entries = result[0]
         return [(_s(i), f) for i, f in entries]
 
+    async def _take_ready(self) -> list[tuple[str, dict]]:
+        """A parked job whose turn came (handed off when the job ahead of it settled)."""
+        keys = self.c.keys
+        job_id = await self._take_handed_off(keys=[keys.jobs, keys.ready_jobs], args=[GROUP, self.name, HANDOFF])
+        if not job_id:
+            return []
+        entries = await self.c.redis.xrange(keys.jobs, min=_s(job_id), max=_s(job_id), count=1)
+        return [(_s(i), f) for i, f in entries if f]
+
     async def _reclaim(self) -> list[tuple[str, dict]]:
-        """Take over one job whose worker stopped renewing it for longer than the lease."""
+        """Take over one job whose worker stopped renewing it for longer than the lease (a dead
+        worker's, or one parked whose hand-off was lost)."""
         now = time.monotonic()
         if now - self._last_claim < 1.0:
             return []
@@ -144,13 +242,87 @@ class Worker:
             self.c.keys.jobs, GROUP, self.name, min_idle_time=0, message_ids=[job_id], idle=lease_ms, justid=True
         )
 
+    # --- admission: before a slot --------------------------------------------------------------
+
+    async def _admit(self, job_id: str, fields: dict) -> None:
+        """Re-check what the stream cannot vouch for, wait for the job's turn without a slot, then
+        run it in a slot; a refusal is delivered without one."""
+        raw = fields.get(b"message") or fields.get("message")
+        try:
+            message = InboundMessage.from_json(raw)
+        except (TypeError, ValueError):
+            log.error("job %s has an unreadable payload; dead-lettering it", job_id)
+            await self._dead_letter(job_id, fields, reason="unreadable", lists=())
+            return
+        lists = (self.c.keys.order(message.conversation_key),)
+        if not self.c.ingress.access.allows(message):
+            # Ingress never queues such a message: this one was injected, or the allowlists were
+            # narrowed since. Never run it; like ingress, answer nothing.
+            log.warning("job %s is from a sender the allowlists do not admit; dropped unanswered", job_id)
+            await self._complete(job_id, lists)
+            if self.c.metrics is not None:
+                self.c.metrics.job_failures.labels("not allowed").inc()
+            return
+        if not await self._its_turn(job_id, lists):
+            # Parked: it stays pending, and is handed off when the job ahead of it settles, at the
+            # latest within one answer's deadline.
+            self._parked_until = time.monotonic() + self.c.settings.job_deadline_seconds
+            return
+        if await self._renew(keys=[self.c.keys.jobs], args=[GROUP, self.name, job_id]) != 1:
+            return  # handed off while we looked: the worker taking it off the ready list runs it
+        user = budget_user(message)
+        if user in self._busy_users:
+            self._user_queue.setdefault(user, deque()).append((job_id, fields))  # after their running job
+            self._parked_until = time.monotonic() + self.c.settings.job_deadline_seconds
+            return
+        refusal = await self._limited_reply(message)
+        if refusal is None:
+            if not await self._take_slot():
+                await self._release(job_id)
+                return
+            self._start(job_id, fields, message, None, user=user, holds_slot=True)
+        else:
+            self._start(job_id, fields, message, refusal, user=user, holds_slot=False)  # a notice needs no slot
+
+    async def _its_turn(self, job_id: str, lists: tuple[str, ...]) -> bool:
+        """True when the job heads every list it waits in. A head whose job is gone (its worker
+        settled it but died before unlisting it) is settled here, which hands the turn on."""
+        redis = self.c.redis
+        for order_key in lists:
+            while True:
+                head = await redis.lindex(order_key, 0)
+                if head is None or _s(head) == job_id:
+                    break
+                if await self._job_open(_s(head)):
+                    return False
+                await self._settle_job(_s(head), (order_key,))
+        return True
+
+    def _start(
+        self, job_id: str, fields: dict, message: InboundMessage, preset: object, *, user: str, holds_slot: bool
+    ) -> None:
+        self._busy_users.add(user)
+        task = asyncio.create_task(self._run_job(job_id, fields, message, preset, holds_slot))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._user_done(user))
+
+    def _user_done(self, user: str) -> None:
+        """The user's job ended (answered, refused or failed): their next one may go."""
+        self._busy_users.discard(user)
+        waiting = self._user_queue.get(user)
+        if waiting:
+            self._readmit.append(waiting.popleft())
+        if not waiting:
+            self._user_queue.pop(user, None)
+
     # --- one job ---------------------------------------------------------------------------
 
-    async def _run_job(self, job_id: str, fields: dict) -> None:
+    async def _run_job(self, job_id: str, fields: dict, message: InboundMessage, preset: object, holds_slot: bool) -> None:
         try:
             for attempt in range(REDIS_RETRIES_PER_JOB):
                 try:
-                    await self.process(job_id, fields)
+                    await self.process(job_id, fields, message, preset)
                     return
                 except (RedisError, OSError) as exc:
                     # Redis blinked mid-job: the job is still ours, so retry it here rather than
@@ -161,51 +333,47 @@ class Worker:
         except Exception:  # noqa: BLE001 - a job must never kill the worker
             log.exception("job %s failed; it stays pending and will be retried after its lease", job_id)
         finally:
-            self._slots.release()
+            if holds_slot:
+                self._slots.release()
 
-    async def process(self, job_id: str, fields: dict) -> None:
+    async def process(self, job_id: str, fields: dict, message: InboundMessage, preset: object = None) -> None:
+        """Answer a job whose turn it is. `preset`: a refusal decided at admission (a Reply, or
+        _SILENT when the user was told already) instead of an answer."""
         keys, redis, settings = self.c.keys, self.c.redis, self.c.settings
-        raw = fields.get(b"message") or fields.get("message")
-        try:
-            message = InboundMessage.from_json(raw)
-        except (TypeError, ValueError):
-            log.error("job %s has an unreadable payload; dead-lettering it", job_id)
-            await self._dead_letter(job_id, fields, reason="unreadable", order_key=None)
-            return
         job_context.set({"job_id": job_id, "conversation": message.conversation_key, "platform": message.platform})
-        order_key = keys.order(message.conversation_key)
+        lists = (keys.order(message.conversation_key),)
         finished = asyncio.Event()
         heartbeat = asyncio.create_task(self._renew_lease(job_id, finished))
         try:
-            await self._wait_for_turn(job_id, order_key)
             earlier = self._delivered.get(job_id)
             if earlier is not None:  # delivered by an earlier run here; only the bookkeeping failed
                 await redis.set(keys.delivery(job_id), ",".join(earlier.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
-                await self._complete(job_id, order_key)
+                await self._complete(job_id, lists)
                 self._delivered.pop(job_id, None)
                 return
             if await redis.exists(keys.delivery(job_id)):
-                await self._complete(job_id, order_key)  # answered before a crash prevented the ack
+                await self._complete(job_id, lists)  # answered before a crash prevented the ack
                 return
             attempts = await redis.incr(keys.attempts(job_id))
             await redis.expire(keys.attempts(job_id), settings.dedupe_ttl_seconds)
             adapter = self.c.adapters.get(message.platform)
             if adapter is None:
                 log.error("job %s is for platform %s, which is not configured here", job_id, message.platform)
-                await self._dead_letter(job_id, fields, reason="platform not configured", order_key=order_key)
+                await self._dead_letter(job_id, fields, reason="platform not configured", lists=lists)
                 return
             responder = adapter.responder(message, job_id)
             if attempts > settings.job_max_deliveries:
-                await self._give_up(job_id, fields, message, responder, order_key)
+                await self._give_up(job_id, fields, message, responder, lists)
                 return
-            reply = await self._limited_reply(message)
-            if reply is None:
+            if preset is None:
                 reply = await self._answer(job_id, message, responder)
-            elif reply is _SILENT:
+            elif preset is _SILENT:
                 if not adapter.capabilities.reply_opened_at_ingress:
-                    await self._complete(job_id, order_key)
+                    await self._complete(job_id, lists)
                     return
                 reply = self._rate_notice(message, retry_after=0)  # an open bubble must be closed
+            else:
+                reply = preset  # type: ignore[assignment]
             if await self._renew(keys=[keys.jobs], args=[GROUP, self.name, job_id]) != 1:
                 # Our lease lapsed (e.g. Redis was away) and another worker owns the job now, or
                 # finished it: it answers; posting here as well would answer twice.
@@ -214,7 +382,7 @@ class Worker:
             delivered = await responder.finish(reply)
             self._delivered[job_id] = delivered
             await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
-            await self._complete(job_id, order_key)
+            await self._complete(job_id, lists)
             self._delivered.pop(job_id, None)
             self._observe(job_id, message, reply)
         finally:
@@ -237,20 +405,6 @@ class Worker:
         language = message.language
         minutes = str(max(1, round(retry_after / 60)))
         return Reply(ReplyKind.NOTICE, text("rate_limited", language, minutes=minutes), language)
-
-    async def _wait_for_turn(self, job_id: str, order_key: str) -> None:
-        """Answer a conversation's messages in arrival order: wait until this job heads its list."""
-        redis = self.c.redis
-        checks = 0
-        while True:
-            head = await redis.lindex(order_key, 0)
-            if head is None or _s(head) == job_id:
-                return
-            checks += 1
-            if checks % 20 == 0 and not await self._job_open(_s(head)):
-                await redis.lrem(order_key, 1, head)  # its worker finished but died before unlisting it
-                continue
-            await asyncio.sleep(0.05)
 
     async def _job_open(self, job_id: str) -> bool:
         redis, stream = self.c.redis, self.c.keys.jobs
@@ -279,16 +433,19 @@ class Worker:
             except (RedisError, OSError):
                 log.warning("could not renew the lease of job %s", job_id)
 
-    async def _complete(self, job_id: str, order_key: str | None) -> None:
+    async def _complete(self, job_id: str, lists: tuple[str, ...]) -> None:
         # Ack and delete together: an acked entry is never read again, and keeping it would keep the
         # user's question in Redis forever. XDEL does not touch the group's last-delivered id, so
         # reads, reclaims and the order check (_job_open) work the same without the entry.
-        async with self.c.redis.pipeline(transaction=True) as pipe:
-            pipe.xack(self.c.keys.jobs, GROUP, job_id)
-            pipe.xdel(self.c.keys.jobs, job_id)
-            if order_key is not None:
-                pipe.lrem(order_key, 1, job_id)
-            await pipe.execute()
+        await self._settle_job(job_id, lists)
+
+    async def _settle_job(self, job_id: str, lists: tuple[str, ...], client: Any = None) -> None:
+        keys = self.c.keys
+        await self._settle(
+            keys=[keys.jobs, keys.ready_jobs, *lists],
+            args=[GROUP, HANDOFF, job_id, self.c.settings.dedupe_ttl_seconds],
+            client=client,
+        )
 
     async def _sweep_settled(self) -> None:
         """Now and then, trim jobs that are acked but still stored; never a pending or unread one."""
@@ -339,16 +496,16 @@ class Worker:
             return Reply(ReplyKind.ERROR, text("internal_error", language), language)
 
     async def _give_up(
-        self, job_id: str, fields: dict, message: InboundMessage, responder: Responder, order_key: str
+        self, job_id: str, fields: dict, message: InboundMessage, responder: Responder, lists: tuple[str, ...]
     ) -> None:
         language = message.language
         try:
             await responder.finish(Reply(ReplyKind.ERROR, text("internal_error", language), language))
         except Exception:  # noqa: BLE001 - the platform itself is failing; the dead letter keeps the job
             log.warning("could not tell the user about dead-lettered job %s", job_id)
-        await self._dead_letter(job_id, fields, reason="too many attempts", order_key=order_key)
+        await self._dead_letter(job_id, fields, reason="too many attempts", lists=lists)
 
-    async def _dead_letter(self, job_id: str, fields: dict, reason: str, order_key: str | None) -> None:
+    async def _dead_letter(self, job_id: str, fields: dict, reason: str, lists: tuple[str, ...]) -> None:
         redis, keys = self.c.redis, self.c.keys
         payload: dict[Any, Any] = dict(fields)
         payload["job_id"] = job_id
@@ -360,10 +517,7 @@ class Worker:
             # Exact trims: dead letters are rare, and "older than the age are gone" must hold to the entry.
             pipe.xadd(keys.dead_letters, payload, maxlen=max_entries, approximate=False)
             pipe.xtrim(keys.dead_letters, minid=oldest_kept, approximate=False)
-            pipe.xack(keys.jobs, GROUP, job_id)
-            pipe.xdel(keys.jobs, job_id)  # the dead letter holds the payload now
-            if order_key is not None:
-                pipe.lrem(order_key, 1, job_id)
+            await self._settle_job(job_id, lists, client=pipe)  # the dead letter holds the payload now
             await pipe.execute()
         if self.c.metrics is not None:
             self.c.metrics.job_failures.labels(reason).inc()

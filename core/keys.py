@@ -42,6 +42,11 @@ class Keys:
         """Job ids of one conversation in arrival order; the worker answers only the head."""
         return f"{self._tag}:order:{_digest(conversation_key)}"
 
+    @property
+    def ready_jobs(self) -> str:
+        """Ids of parked jobs whose turn has come, for any worker to take (bot/worker.py)."""
+        return f"{self._tag}:jobs:ready"
+
     def delivery(self, job_id: str) -> str:
         return f"{self._tag}:delivery:{job_id}"
 

@@ -21,8 +21,8 @@ class EchoConversation:
         return Reply(ReplyKind.ANSWER, f"echo: {message.text}", "en")
 
 
-def msg(event_id: str, text: str = "q", thread: str = "t1") -> InboundMessage:
-    return InboundMessage("recording", "w", "c", thread, "u", text, event_id, event_id, True)
+def msg(event_id: str, text: str = "q", thread: str = "t1", sender: str = "u") -> InboundMessage:
+    return InboundMessage("recording", "w", "c", thread, sender, text, event_id, event_id, True)
 
 
 async def run_until_drained(worker: Worker, timeout: float = 10.0) -> None:
@@ -130,7 +130,7 @@ async def test_messages_in_one_thread_are_answered_in_order_across_workers(make_
     components, adapter = setup(make_settings, redis, conversation)
     await components.ingress.submit(msg("e1", "first"))
     await components.ingress.submit(msg("e2", "second"))
-    await components.ingress.submit(msg("e3", "other thread", thread="t2"))
+    await components.ingress.submit(msg("e3", "other thread", thread="t2", sender="someone else"))
     a, b = Worker(components, name="a"), Worker(components, name="b")
     tasks = [asyncio.create_task(a.run()), asyncio.create_task(b.run())]
     try:
