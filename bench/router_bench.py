@@ -4,7 +4,8 @@
    again with nothing changed (what `python -m bot index` pays after a sync that moved nothing).
    Prints seconds, identifiers and bytes.
 2. Route (always): every question of the eval sets (eval/*.jsonl) through `route()` with the map
-   (empty without clones), plus a 200 KB pasted log; prints p50/p95/p99 per message in ms.
+   (empty without clones), plus a 200 KB pasted log as the bot routes it (head and tail, 32 KB);
+   prints p50/p95/p99 per message in ms.
 
     .venv/bin/python bench/router_bench.py --repos-dir /path/to/clones [--rounds 5]
 """
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 from bench._common import percentile  # noqa: E402
+from core.conversation import analysis_window  # noqa: E402
 from core.knowledge_base import load_knowledge_base  # noqa: E402
 from core.research.repos import REPOSITORIES, local_path  # noqa: E402
 from core.router import route  # noqa: E402
@@ -71,11 +73,11 @@ def main() -> int:
     paste_ms = []
     for _ in range(args.rounds):
         started = time.perf_counter()
-        route(paste, kb=kb, vocabulary=vocabulary)
+        route(analysis_window(paste), kb=kb, vocabulary=vocabulary)  # what the bot routes of a paste
         paste_ms.append((time.perf_counter() - started) * 1000)
     print(f"route: {len(questions)} eval questions x {args.rounds}: p50 {percentile(timings, 50):.2f} ms, "
           f"p95 {percentile(timings, 95):.2f} ms, p99 {percentile(timings, 99):.2f} ms, max {max(timings):.1f} ms")
-    print(f"route: a {len(paste) // 1000} KB pasted log: median {sorted(paste_ms)[len(paste_ms) // 2]:.1f} ms")
+    print(f"route: a {len(paste) // 1000} KB pasted log (its 32 KB analysis window): median {sorted(paste_ms)[len(paste_ms) // 2]:.1f} ms")
     return 0
 
 
