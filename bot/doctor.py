@@ -28,6 +28,23 @@ async def _reachable(url: str) -> str:
         return f"NOT reachable ({type(exc).__name__})"
 
 
+def _print_access(settings: Settings) -> int:
+    """Each enabled platform: closed (by which entries), open on purpose (a warning naming what closes it),
+    or open without ALLOW_PUBLIC (a problem: serve/web/worker refuse to start). Returns the problems."""
+    from bot.access_check import access_policy, doctor_lines  # noqa: PLC0415
+    from bot.wiring import enabled_platforms  # noqa: PLC0415
+
+    try:
+        access = access_policy(settings)
+    except ValueError as exc:
+        print(f"[FAIL] {exc}")
+        return 1
+    lines = doctor_lines(access, enabled_platforms(settings))
+    for status, line in lines:
+        print({"ok": "[ok]  ", "warn": "[warn]", "fail": "[FAIL]"}[status] + f" access: {line}")
+    return sum(status == "fail" for status, _ in lines)
+
+
 async def run_doctor(settings: Settings) -> int:
     problems = 0
     print("Ascend Inference Copilot: doctor\n")
@@ -65,6 +82,7 @@ async def run_doctor(settings: Settings) -> int:
             print(f"[FAIL] {platform}: partly configured, missing {', '.join(missing)}")
         else:
             print(f"[info] {platform}: off (set {', '.join(missing)})")
+    problems += _print_access(settings)
 
     repos_dir = settings.repos_dir
     clones = sorted(p.parent.name + "/" + p.name for p in repos_dir.glob("*/*") if (p / ".git").exists() or (p / "HEAD").exists()) if repos_dir.exists() else []

@@ -53,6 +53,10 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     allowed_workspaces: list[str] = Field(default_factory=list)
     allowed_channels: list[str] = Field(default_factory=list)
     allowed_users: list[str] = Field(default_factory=list)
+    # Closed by default: serve/web/worker refuse to start while an enabled platform has no entry above that
+    # applies to it, unless it is opened on purpose (bot/access_check.py, docs/security.md).
+    allow_public: bool = False  # ALLOW_PUBLIC=1: every platform may run open
+    allow_public_platforms: str = ""  # or some: telegram,slack (a JSON list works too)
     # who may `save as answer` in a thread (platform-qualified like the allowlists; empty: nobody)
     experts: list[str] = Field(default_factory=list)
     rate_limit_user_per_hour: int = 30

@@ -1,4 +1,4 @@
-"""Who may use the bot: allowlists of workspaces, channels and users (empty means everyone).
+"""Who may use the bot: allowlists of workspaces, channels and users.
 
 Checked at ingress, before anything is queued, so a bot added to a foreign
 workspace or group never spends the owner's model budget; feedback clicks are
@@ -8,14 +8,28 @@ An entry may name its platform: `telegram:12345` applies only to Telegram,
 `slack:T0123` only to Slack. An unqualified entry applies on every platform,
 as it always did. For each platform, a list restricts only when at least one
 entry applies to that platform, so `ALLOWED_USERS=["telegram:42"]` restricts
-Telegram without shutting Slack out (start-up warns about every enabled
-platform that no entry restricts: `open_platforms`).
+Telegram without shutting Slack out.
+
+Closed by default: a chat platform no entry applies to is *open* (anyone who
+reaches the bot may use it), and the long-running processes refuse to start
+with an open platform unless the operator opened it on purpose (`public`, from
+ALLOW_PUBLIC / ALLOW_PUBLIC_PLATFORMS): `refused_platforms`. Every chat platform
+counts as reachable from outside: anyone can message a Telegram bot, a Slack app
+can be installed by other workspaces and sits in Slack Connect channels, a
+Feishu bot can be added to external groups, and the credentials cannot tell us
+which deployment this is. The local terminal never goes through this policy.
+
+Organisation boundaries: on Slack and Feishu a message can come from someone
+of another organisation (Slack Connect, Feishu external groups) although it is
+delivered to, and carries the id of, our own workspace or tenant. There the
+workspace list is matched against the sender's own team or tenant
+(`InboundMessage.sender_org`), never against the workspace that received it.
 
 What the three ids are on each platform (see each adapter's parser):
-  slack     workspace = team id (T…),      channel = channel id (C…/D…/G…), user = user id (U…)
-  telegram  workspace = the bot's own id,  channel = chat id (-100… for groups), user = user id
-  feishu    workspace = tenant key,        channel = chat id (oc_…),          user = open id (ou_…)
-  wecom     workspace = the bot's id,      channel = chat id,                 user = user id
+  slack     workspace = the sender's team id (T…), channel = channel id (C…/D…/G…), user = user id (U…)
+  telegram  workspace = the bot's own id,          channel = chat id (-100… for groups), user = user id
+  feishu    workspace = the sender's tenant key,   channel = chat id (oc_…),          user = open id (ou_…)
+  wecom     workspace = the bot's id,              channel = chat id,                 user = user id
 """
 from __future__ import annotations
 
@@ -29,12 +43,24 @@ from core.messages import InboundMessage
 PLATFORM_NAMES: frozenset[str] = frozenset({"slack", "telegram", "feishu", "wecom", "terminal"})
 _ALIASES = {"lark": "feishu"}  # Lark is Feishu's international name; the adapter is the same
 
+# Platforms whose events say which organisation the *sender* belongs to, apart from the workspace the
+# event was delivered to: the workspace list is matched against that (see the module docstring).
+USER_ORG_PLATFORMS: frozenset[str] = frozenset({"slack", "feishu"})
+ANY_PLATFORM = "*"  # in `public`: ALLOW_PUBLIC=1, every platform opened on purpose
+
+
+def platform_name(name: str) -> str | None:
+    """`Lark` → "feishu"; None for a name that is no platform."""
+    key = name.strip().lower()
+    key = _ALIASES.get(key, key)
+    return key if key in PLATFORM_NAMES else None
+
 
 def _split(entry: str) -> tuple[str | None, str]:
     """`telegram:123` → ("telegram", "123"); `T0123` → (None, "T0123")."""
     prefix, sep, rest = entry.partition(":")
-    name = _ALIASES.get(prefix.strip().lower(), prefix.strip().lower())
-    if sep and rest.strip() and name in PLATFORM_NAMES:
+    name = platform_name(prefix)
+    if sep and rest.strip() and name is not None:
         return name, rest.strip()
     return None, entry
 
@@ -70,28 +96,50 @@ class AccessPolicy:
     workspaces: Allowlist = Allowlist()
     channels: Allowlist = Allowlist()
     users: Allowlist = Allowlist()
+    # platforms the operator opened on purpose (ANY_PLATFORM: all); only start-up reads it
+    public: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, workspaces: Iterable[str], channels: Iterable[str], users: Iterable[str]) -> "AccessPolicy":
-        return cls(Allowlist.parse(workspaces), Allowlist.parse(channels), Allowlist.parse(users))
+    def of(
+        cls, workspaces: Iterable[str], channels: Iterable[str], users: Iterable[str], public: Iterable[str] = ()
+    ) -> "AccessPolicy":
+        return cls(Allowlist.parse(workspaces), Allowlist.parse(channels), Allowlist.parse(users), frozenset(public))
 
     def allows(self, message: InboundMessage) -> bool:
-        return self.allows_actor(message.platform, message.workspace, message.channel, message.sender)
+        return self.allows_actor(message.platform, message.workspace, message.channel, message.sender, message.sender_org)
 
-    def allows_actor(self, platform: str, workspace: str, channel: str, user: str) -> bool:
-        """For events that are not questions (feedback clicks): the same rule as for messages."""
+    def allows_actor(self, platform: str, workspace: str, channel: str, user: str, user_org: str = "") -> bool:
+        """For events that are not questions (feedback clicks): the same rule as for messages.
+
+        `user_org` is the sender's own team/tenant on USER_ORG_PLATFORMS; there it, not `workspace`, must be
+        in the workspace list, and an unknown one ("") is never admitted by a list that applies."""
+        org = user_org if platform in USER_ORG_PLATFORMS else workspace
         return (
-            self.workspaces.admits(platform, workspace)
+            self.workspaces.admits(platform, org)
             and self.channels.admits(platform, channel)
             and self.users.admits(platform, user)
         )
 
     def is_open(self, platform: str) -> bool:
         """True when no entry of any list applies to `platform`: anyone who reaches the bot there may use it."""
-        return not any(lst.entries_for(platform) for lst in (self.workspaces, self.channels, self.users))
+        return not any(self.closing_entries(platform).values())
 
     def open_platforms(self, platforms: Iterable[str]) -> list[str]:
         return [p for p in platforms if self.is_open(p)]
+
+    def closing_entries(self, platform: str) -> dict[str, tuple[str, ...]]:
+        """The entries that restrict `platform`, by list ("workspaces", "channels", "users"), as written."""
+        found = {}
+        for name, lst in (("workspaces", self.workspaces), ("channels", self.channels), ("users", self.users)):
+            found[name] = tuple(e for e in lst.raw if _split(e)[0] in (None, platform))
+        return found
+
+    def opened_on_purpose(self, platform: str) -> bool:
+        return ANY_PLATFORM in self.public or platform in self.public
+
+    def refused_platforms(self, platforms: Iterable[str]) -> list[str]:
+        """Open platforms the operator did not open on purpose: a process that takes their traffic must not start."""
+        return [p for p in self.open_platforms(platforms) if not self.opened_on_purpose(p)]
 
     def unknown_qualifiers(self) -> list[str]:
         """Entries that look qualified (`name:value`) but name no platform: probably a typo."""

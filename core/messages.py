@@ -31,7 +31,10 @@ class InboundMessage:
     Telegram chat or topic, WeCom chat). `choice` carries the key of a
     clarification option when the user pressed a button instead of typing.
     `reply_context` is opaque adapter data needed to answer (response_url,
-    stream id, ...); the core never reads it.
+    stream id, ...); the core never reads it. `sender_org` is the sender's own
+    team or tenant where the platform says it (Slack, Feishu), which differs
+    from `workspace` for a Slack Connect or Feishu external-group user; the
+    workspace allowlist is checked against it (core/access.py).
     """
 
     platform: str
@@ -45,6 +48,7 @@ class InboundMessage:
     is_direct: bool
     choice: str | None = None
     sender_name: str = ""
+    sender_org: str = ""
     reply_context: dict[str, Any] = field(default_factory=dict)
 
     @cached_property

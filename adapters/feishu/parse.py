@@ -144,6 +144,9 @@ def parse_message_event(payload: dict[str, Any], bot_open_id: str) -> InboundMes
         message_id=message_id,
         event_id=event_id,
         is_direct=is_direct,
+        # the sender's own tenant (`event.sender.tenant_key`, lark-oapi EventSender), not the header's
+        # tenant_key (the tenant the event was delivered to): in an external group they differ
+        sender_org=_str(sender.get("tenant_key")),
         reply_context={"reply_to": message_id, "in_thread": bool(thread_id)},
     )
 
@@ -201,6 +204,7 @@ def parse_card_action(payload: dict[str, Any]) -> CardChoice | Skipped:
         event_id=event_id,
         is_direct=bool(value.get("direct")),
         choice=value["key"],
+        sender_org=_str(operator.get("tenant_key")),  # the clicker's tenant (`event.operator.tenant_key`)
         reply_context={"reply_to": reply_to, "in_thread": bool(value.get("in_thread"))},
     )
     return CardChoice(msg, card_message_id, "zh" if value.get("lang") == "zh" else "en")

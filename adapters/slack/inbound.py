@@ -67,7 +67,9 @@ class SlackInbox:
         feedback = parse_feedback(payload)
         if feedback is None:
             return None
-        if not self._ingress.access.allows_actor("slack", feedback.workspace, feedback.channel, feedback.user):
+        if not self._ingress.access.allows_actor(
+            "slack", feedback.workspace, feedback.channel, feedback.user, feedback.user_team
+        ):
             log.info("slack feedback from outside the allowlists ignored")  # acked, not stored, no thanks
             return None
         await record_feedback(

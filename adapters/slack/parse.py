@@ -44,6 +44,27 @@ class Feedback:
     user: str
     channel: str
     message_ts: str
+    user_team: str = ""  # the clicker's own team (`user.team_id`): what the workspace allowlist checks
+
+
+def _event_user_team(event: dict[str, Any]) -> str:
+    """The team of the person who wrote a message event, not of the workspace it was delivered to.
+
+    In a Slack Connect channel the envelope's `team_id` (and `authorizations`) name the installation
+    that received the event, so a user of another organisation arrives under our own team id. Slack
+    adds `user_team` (the author's team; `source_team` is where it was posted) and a `user_profile`
+    with its `team` to message and app_mention events (docs.slack.dev "Slack Connect: working with
+    channels between organizations"). The event's own `team` is read only when both are missing:
+    outside shared channels it names the same workspace.
+    """
+    profile = event.get("user_profile") if isinstance(event.get("user_profile"), dict) else {}
+    return _id(event.get("user_team")) or _id(profile.get("team")) or _id(event.get("team"))
+
+
+def _user_action_team(user_obj: dict[str, Any]) -> str:
+    """The clicker's own team: interaction payloads carry it as `user.team_id` (block_actions
+    reference); the top-level `team` is the workspace the click was delivered to, as above."""
+    return _id(user_obj.get("team_id"))
 
 
 def _str(value: Any) -> str:
@@ -142,6 +163,7 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
         message_id=ts,
         event_id=event_id,
         is_direct=is_direct,
+        sender_org=_event_user_team(event),
         reply_context={
             "recipient_team": _id(event.get("user_team")) or _id(event.get("team")) or team,
             "mentioned": _bot_mentioned(raw_text, bot_user_id),
@@ -199,6 +221,7 @@ def parse_choice(payload: dict[str, Any]) -> Candidate | None:
         is_direct=channel.startswith("D"),
         choice=key,
         sender_name=_str(user_obj.get("username") or user_obj.get("name"))[:80],
+        sender_org=_user_action_team(user_obj),
         reply_context={"recipient_team": _id(user_obj.get("team_id")) or team, "source": "button"},
     )
     return Candidate(message, needs_engaged_thread=False, dedupe_ids=())
@@ -220,4 +243,4 @@ def parse_feedback(payload: dict[str, Any]) -> Feedback | None:
     channel, message_ts, _ = _container(payload)
     if not user:
         return None
-    return Feedback(trace_id, value, _id(team_obj.get("id")), user, channel, message_ts)
+    return Feedback(trace_id, value, _id(team_obj.get("id")), user, channel, message_ts, _user_action_team(user_obj))

@@ -57,7 +57,7 @@ def test_serve_exits_with_one_line_instead_of_running_without_the_platform(tmp_p
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FEISHU_", "SLACK_", "TELEGRAM_", "WECOM_"))}
     env.update(
         FEISHU_APP_ID="cli_x", FEISHU_APP_SECRET="s", REDIS_URL="redis://127.0.0.1:1/0",
-        DATA_DIR=str(tmp_path), PORT="0",
+        DATA_DIR=str(tmp_path), PORT="0", ALLOWED_WORKSPACES='["feishu:tenant1"]',
     )
     done = subprocess.run(
         [sys.executable, "-m", "bot", "serve"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60

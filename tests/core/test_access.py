@@ -31,6 +31,7 @@ def telegram(user_id: int = 42, chat: dict | None = None) -> InboundMessage:
 def slack(user: str = "U0USER01", team: str = fake_slack.TEAM) -> InboundMessage:
     n = next(_ids)
     event = fake_slack.mention("vllm-ascend fails", ts=f"{n}.000100", user=user)
+    event["team"] = team  # the author's team: a user of the workspace the event was delivered to
     candidate = parse_event(fake_slack.event_callback(event, team=team), fake_slack.BOT_USER)
     assert candidate is not None
     return candidate.message
@@ -131,8 +132,8 @@ def test_which_platforms_are_open_to_everyone() -> None:
 
 def test_allows_actor_is_the_message_rule() -> None:
     policy = AccessPolicy.of(["slack:T1"], ["C1"], ["telegram:42"])
-    assert policy.allows_actor("slack", "T1", "C1", "U9")
-    assert not policy.allows_actor("slack", "T2", "C1", "U9")
-    assert not policy.allows_actor("slack", "T1", "C2", "U9")
+    assert policy.allows_actor("slack", "T1", "C1", "U9", "T1")  # on Slack the user's own team is checked
+    assert not policy.allows_actor("slack", "T1", "C1", "U9", "T2")
+    assert not policy.allows_actor("slack", "T1", "C2", "U9", "T1")
     assert policy.allows_actor("telegram", "bot", "C1", "42")
     assert not policy.allows_actor("telegram", "bot", "C1", "43")

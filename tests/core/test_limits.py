@@ -43,7 +43,7 @@ async def test_token_budget(redis, keys):
 
 
 def test_access_policy():
-    m = InboundMessage("slack", "T1", "C1", "1", "U1", "q", "m", "e", False)
+    m = InboundMessage("slack", "T1", "C1", "1", "U1", "q", "m", "e", False, sender_org="T1")
     assert AccessPolicy().allows(m)
     assert AccessPolicy.of(["T1"], [], []).allows(m)
     assert not AccessPolicy.of(["T2"], [], []).allows(m)

@@ -41,6 +41,7 @@ def settings(make_settings, fake):
             feishu_encrypt_key=KEY,
             feishu_api_url=fake.url,
             feishu_progress_interval_seconds=0.2,
+            allowed_workspaces=["feishu:tenant1"],  # closed to the fake tenant's own users
         )
         values.update(overrides)
         return make_settings(**values)
@@ -277,6 +278,7 @@ async def test_rate_limited_reply_is_retried_and_the_answer_arrives_once(make_se
         settings = make_settings(
             feishu_app_id=limited.app_id, feishu_app_secret=limited.app_secret, feishu_verification_token=TOKEN,
             feishu_encrypt_key=KEY, feishu_api_url=limited.url, feishu_bot_open_id="ou_bot",
+            allowed_workspaces=["feishu:tenant1"],
         )
         async with running_bot(settings, conversation=Scripted(reply)) as stack:
             await send(stack, message_event("910B OOM at warmup", message_id="om_r1"))

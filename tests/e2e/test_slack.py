@@ -18,6 +18,7 @@ from tests.support.fake_slack import (
     BOT_TOKEN,
     BOT_USER,
     SIGNING_SECRET,
+    TEAM,
     FakeSlack,
     block_action,
     event_callback,
@@ -46,6 +47,7 @@ def settings(make_settings: Callable, slack: FakeSlack) -> Callable[..., object]
             "slack_signing_secret": SIGNING_SECRET,
             "slack_api_url": slack.api_url,
             "slack_post_interval_seconds": 0.05,
+            "allowed_workspaces": [f"slack:{TEAM}"],  # closed to the fake workspace's own users
         }
         values.update(overrides)
         return make_settings(**values)

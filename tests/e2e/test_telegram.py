@@ -47,6 +47,7 @@ def tg_settings(make_settings: Any, tg: FakeTelegram) -> Callable[..., Any]:
             "telegram_api_url": tg.api_url,
             "telegram_webhook_url": "https://bot.example.com/telegram/webhook",
             "telegram_webhook_secret": SECRET,
+            "allow_public": True,  # these tests are about the adapter: any Telegram user may ask, on purpose
         }
         values.update(overrides)
         return make_settings(**values)

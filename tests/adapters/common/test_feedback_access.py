@@ -32,7 +32,8 @@ async def slack() -> AsyncIterator[FakeSlack]:
         yield fake
 
 
-async def _click(make_settings: Callable, redis, keys, slack: FakeSlack, policy: AccessPolicy, user: str) -> tuple[int, dict]:
+async def _click(make_settings: Callable, redis, keys, slack: FakeSlack, policy: AccessPolicy, user: str,
+                 user_team: str = TEAM) -> tuple[int, dict]:
     settings = make_settings(slack_bot_token=BOT_TOKEN, slack_signing_secret=SIGNING_SECRET, slack_api_url=slack.api_url)
     adapter = SlackAdapter(AdapterDeps(settings=settings, redis=redis, ingress=Ingress(redis, keys, 600, policy)))
     runner = UvicornRunner(Starlette(routes=adapter.routes()))
@@ -40,6 +41,7 @@ async def _click(make_settings: Callable, redis, keys, slack: FakeSlack, policy:
     try:
         payload = block_action(action_id="aic_feedback_down", value="trace-9", label="👎", channel="C0CHAN01",
                                message_ts="1800000001.000001", thread_ts="1700000001.000100", user=user)
+        payload["user"]["team_id"] = user_team  # the clicker's own team; `team` stays the receiving workspace
         status = (await post_action(runner.url, payload)).status_code
         await adapter._background.drain()
     finally:
@@ -59,6 +61,15 @@ async def test_slack_feedback_from_an_allowed_user_is_stored(make_settings, redi
     policy = AccessPolicy.of([f"slack:{TEAM}"], [], ["slack:U0BOSS01"])
     status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0BOSS01")
     assert status == 200 and list(stored) == [f"slack:{TEAM}:U0BOSS01".encode()]
+
+
+async def test_slack_connect_feedback_from_another_team_is_not_stored(make_settings, redis, keys, slack) -> None:
+    # The click arrives at our workspace (`team` is ours) from a Slack Connect user of another organisation.
+    policy = AccessPolicy.of([f"slack:{TEAM}"], [], [])
+    status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0OUTSIDE", user_team="T0FOREIGN")
+    assert status == 200 and stored == {}
+    status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0INSIDE")
+    assert list(stored) == [f"slack:{TEAM}:U0INSIDE".encode()]
 
 
 @pytest.fixture

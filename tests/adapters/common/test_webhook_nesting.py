@@ -39,7 +39,7 @@ async def feishu(make_settings: Callable[..., Any]) -> AsyncIterator[Callable[..
         def build(**overrides: Any) -> Any:
             values: dict[str, Any] = dict(
                 feishu_app_id=fake.app_id, feishu_app_secret=fake.app_secret, feishu_verification_token=FEISHU_TOKEN,
-                feishu_encrypt_key=FEISHU_KEY, feishu_api_url=fake.url,
+                feishu_encrypt_key=FEISHU_KEY, feishu_api_url=fake.url, allowed_workspaces=["feishu:tenant1"],
             )
             values.update(overrides)
             return make_settings(**values)
@@ -51,7 +51,7 @@ async def feishu(make_settings: Callable[..., Any]) -> AsyncIterator[Callable[..
 async def wecom_settings(make_settings: Callable[..., Any]) -> AsyncIterator[Any]:
     async with FakeQyapi() as qyapi:
         yield make_settings(wecom_token=WECOM_TOKEN, wecom_encoding_aes_key=WECOM_AES, wecom_bot_id="BOT1",
-                            wecom_api_url=qyapi.url)
+                            wecom_api_url=qyapi.url, allowed_workspaces=["wecom:BOT1"])
 
 
 def feishu_signed(body: bytes) -> dict[str, str]:

@@ -10,7 +10,7 @@ from adapters.slack.adapter import SlackAdapter
 from bot.embedded_redis import start_embedded_redis
 from core.ingress import Ingress
 from core.messages import InboundMessage, Reply, ReplyKind
-from tests.support.fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack, block_action, event_callback, mention
+from tests.support.fake_slack import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack, block_action, event_callback, mention
 from tests.support.stack import running_bot, jobs_enqueued
 
 
@@ -69,7 +69,7 @@ async def test_socket_mode_redis_outage_leaves_the_envelope_unacked_until_redis_
         async with FakeSlack() as slack:
             settings = make_settings(
                 redis_url=server.url, slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN,
-                slack_api_url=slack.api_url, slack_post_interval_seconds=0.05,
+                slack_api_url=slack.api_url, slack_post_interval_seconds=0.05, allowed_workspaces=[f"slack:{TEAM}"],
             )
             async with running_bot(settings, conversation=Echo()) as stack:
                 await slack.wait_for_socket()

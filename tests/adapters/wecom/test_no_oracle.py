@@ -22,7 +22,8 @@ TOKEN, AES = "oracle-wecom-token", "kWxPEV2QE6N1q9oGNVb5XQCMO1XIQV0MPPkO5q5Fj5o"
 @pytest.fixture
 async def stack(make_settings) -> AsyncIterator[Any]:
     async with FakeQyapi() as qyapi:
-        settings = make_settings(wecom_token=TOKEN, wecom_encoding_aes_key=AES, wecom_bot_id="BOT1", wecom_api_url=qyapi.url)
+        settings = make_settings(wecom_token=TOKEN, wecom_encoding_aes_key=AES, wecom_bot_id="BOT1", wecom_api_url=qyapi.url,
+                                 allowed_workspaces=["wecom:BOT1"])
         async with running_bot(settings, worker=False) as running:
             yield running
 

@@ -41,7 +41,8 @@ async def qyapi() -> AsyncIterator[FakeQyapi]:
 def settings(make_settings: Callable, qyapi: FakeQyapi) -> Callable[..., Any]:
     def build(**overrides: Any) -> Any:
         values: dict[str, Any] = dict(
-            wecom_token=TOKEN, wecom_encoding_aes_key=AES, wecom_bot_id="BOT1", wecom_api_url=qyapi.url
+            wecom_token=TOKEN, wecom_encoding_aes_key=AES, wecom_bot_id="BOT1", wecom_api_url=qyapi.url,
+            allowed_workspaces=["wecom:BOT1"],  # this in-house bot, whoever reaches it
         )
         values.update(overrides)
         return make_settings(**values)
