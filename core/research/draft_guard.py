@@ -70,6 +70,7 @@ class DraftGuard:
         self._at_line_start = True
         self._fence = ""  # the run that opened the fence being held ("```", "~~~~"), "" outside one
         self._in_opener = False  # the fence's opening line is still being read
+        self._opener_at = 0  # where that line starts
         self._newline_from = 0  # no '\n' in the text between `len(_raw)` and this index
         self._cut_from = 0  # no cut mark in the text between `len(_raw)` and this index
         self._last_cut = 0  # the end of the latest cut mark found (an index into the text)
@@ -89,14 +90,14 @@ class DraftGuard:
                     break  # "``" or blanks so far: wait to see whether a fence opens here
                 self._at_line_start = False
                 if opened:
-                    self._fence, self._in_opener = opened, True
+                    self._fence, self._in_opener, self._opener_at = opened, True, position
                     pieces.append(self._note + "\n")
             if self._fence:
                 if self._in_opener:  # the opening line (its info string) is held as it arrives
                     if newline < 0:
                         position = len(text)
                         break
-                    self._in_opener = False
+                    self._fence, self._in_opener = _opener_run(text, self._opener_at, newline), False
                 elif newline < 0:
                     break  # a held line: only the whole line tells whether it closes the fence
                 elif _closes_fence(text[position:newline], self._fence):
@@ -161,13 +162,17 @@ def _opens_fence(text: str, start: int, end: int, *, complete: bool) -> str | No
     while run < end and run - at < 3 and text[run] == mark:
         run += 1
     if run - at >= 3:
-        full = run
-        while full < end and text[full] == mark:
-            full += 1
-        if full == end and not complete:
-            return None  # "````" may still grow: the closing run must be as long
-        return text[at:full]
+        return mark * 3  # its full length ("````") is read once the line ends: `_opener_run`
     return None if run == end and not complete else ""
+
+
+def _opener_run(text: str, start: int, end: int) -> str:
+    """The fence's opening run ("```", "~~~~~"), read once from the complete opening line."""
+    at = start + len(text[start : min(end, start + 4)]) - len(text[start : min(end, start + 4)].lstrip(" "))
+    run = at
+    while run < end and text[run] == text[at]:
+        run += 1
+    return text[at:run]
 
 
 def _closes_fence(line: str, opener: str) -> bool:
