@@ -51,11 +51,12 @@ def _event_user_team(event: dict[str, Any]) -> str:
     """The team of the person who wrote a message event, not of the workspace it was delivered to.
 
     In a Slack Connect channel the envelope's `team_id` (and `authorizations`) name the installation
-    that received the event, so a user of another organisation arrives under our own team id. Slack
-    adds `user_team` (the author's team; `source_team` is where it was posted) and a `user_profile`
-    with its `team` to message and app_mention events (docs.slack.dev "Slack Connect: working with
-    channels between organizations"). The event's own `team` is read only when both are missing:
-    outside shared channels it names the same workspace.
+    that received the event, so a user of another organisation arrives under our own team id. Message
+    and app_mention events in shared channels carry `user_team`, the author's team (`source_team` is
+    where it was posted; api.slack.com/enterprise/shared-channels, "Slack Connect: working with channels
+    between organizations"), and, when Slack attaches the author's `user_profile`, its `team`. The
+    event's own `team` is read only when both are missing: outside shared channels it names the same
+    workspace. Nothing found: "" (a workspace allowlist then admits nobody).
     """
     profile = event.get("user_profile") if isinstance(event.get("user_profile"), dict) else {}
     return _id(event.get("user_team")) or _id(profile.get("team")) or _id(event.get("team"))
@@ -146,6 +147,7 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
     channel_type = _str(event.get("channel_type"))
     is_direct = channel_type == "im" or (not channel_type and channel.startswith("D"))
     team = _id(body.get("team_id")) or _id(event.get("team"))
+    user_team = _event_user_team(event)
     needs_engaged = False
     if kind == "message" and not is_direct:
         # Channel messages come here only for follow-ups in a thread the bot answers in;
@@ -163,9 +165,9 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
         message_id=ts,
         event_id=event_id,
         is_direct=is_direct,
-        sender_org=_event_user_team(event),
+        sender_org=user_team,
         reply_context={
-            "recipient_team": _id(event.get("user_team")) or _id(event.get("team")) or team,
+            "recipient_team": user_team or team,
             "mentioned": _bot_mentioned(raw_text, bot_user_id),
         },
     )
@@ -222,7 +224,7 @@ def parse_choice(payload: dict[str, Any]) -> Candidate | None:
         choice=key,
         sender_name=_str(user_obj.get("username") or user_obj.get("name"))[:80],
         sender_org=_user_action_team(user_obj),
-        reply_context={"recipient_team": _id(user_obj.get("team_id")) or team, "source": "button"},
+        reply_context={"recipient_team": _user_action_team(user_obj) or team, "source": "button"},
     )
     return Candidate(message, needs_engaged_thread=False, dedupe_ids=())
 
