@@ -146,13 +146,23 @@ class DraftGuard:
         return cut
 
 
+def _fence_mark_at(text: str, start: int, end: int) -> int:
+    """Where a fence's mark would start on the line at `start`: after at most three blanks, or -1 after four.
+
+    Any Unicode blank counts (tabs, U+3000): renderers match fences with `\\s{0,3}`, and a fence they
+    see and this guard does not would put the prose after it in a code block.
+    """
+    at = start
+    while at < end and at - start < 4 and text[at].isspace():
+        at += 1
+    return -1 if at - start > 3 else at
+
+
 def _opens_fence(text: str, start: int, end: int, *, complete: bool) -> str | None:
     """The opening run if the line at `start` opens a fence, "" if it does not, None while undecided."""
-    head = text[start : min(end, start + 4)]
-    indent = len(head) - len(head.lstrip(" "))
-    if indent > 3:
-        return ""  # indented four spaces: not a fence
-    at = start + indent
+    at = _fence_mark_at(text, start, end)
+    if at < 0:
+        return ""  # indented four blanks: not a fence
     if at >= end:
         return "" if complete else None
     mark = text[at]
@@ -168,7 +178,7 @@ def _opens_fence(text: str, start: int, end: int, *, complete: bool) -> str | No
 
 def _opener_run(text: str, start: int, end: int) -> str:
     """The fence's opening run ("```", "~~~~~"), read once from the complete opening line."""
-    at = start + len(text[start : min(end, start + 4)]) - len(text[start : min(end, start + 4)].lstrip(" "))
+    at = _fence_mark_at(text, start, end)
     run = at
     while run < end and text[run] == text[at]:
         run += 1
@@ -176,10 +186,10 @@ def _opener_run(text: str, start: int, end: int) -> str:
 
 
 def _closes_fence(line: str, opener: str) -> bool:
-    """A line of only the opener's mark, at least as long, indented at most three spaces (CommonMark)."""
-    bare = line.rstrip(" \t\r")
-    stripped = bare.lstrip(" ")
-    return len(bare) - len(stripped) <= 3 and len(stripped) >= len(opener) and stripped == opener[0] * len(stripped)
+    """A line of only the opener's mark, at least as long, indented at most three blanks (CommonMark)."""
+    at = _fence_mark_at(line, 0, len(line))
+    bare = line[at:].rstrip() if at >= 0 else ""
+    return len(bare) >= len(opener) and bare == opener[0] * len(bare)
 
 
 def _link_open(tail: str) -> bool:

@@ -102,6 +102,16 @@ def test_fences_open_and_close_like_commonmark_and_indented_fences_too() -> None
     assert DraftGuard("en").view("``x`` y\n") == "ˋˋxˋˋ y\n"
 
 
+def test_a_fence_indented_with_a_tab_or_an_ideographic_space_is_held_too() -> None:
+    """Renderers match fences with `\\s{0,3}`: a fence they see and the guard missed would make the
+    prose after it a code block (Telegram renders `<pre>` after "\\t~~~")."""
+    for blank in ("\t", "\u3000", " \t", "\xa0"):
+        view = DraftGuard("en").view(f"a\n{blank}~~~\nrm -rf /\n{blank}~~~\nb\n")
+        assert view == "a\n*(code block held back until the answer is checked)*\nb\n", (blank, view)
+        assert "<pre>" not in "".join(render_blocks(view))
+    assert DraftGuard("en").view("    ~~~ x\n") == "    ~~~ x\n"  # four blanks: indented text, no fence
+
+
 def test_a_rewritten_text_starts_over() -> None:
     guard = DraftGuard("en")
     assert guard.view("thinking out loud ") == "thinking out loud "
