@@ -28,6 +28,7 @@ def ws_settings(make_settings: Any, url: str, **overrides: Any) -> Any:
     values = dict(
         wecom_mode="ws", wecom_bot_id=BOT, wecom_bot_secret=SECRET, wecom_ws_url=url,
         wecom_ws_heartbeat_seconds=0.2, wecom_ws_reconnect_base_seconds=0.05, wecom_ws_reconnect_max_seconds=0.2,
+        allowed_workspaces=[f"wecom:{BOT}"],  # this in-house bot, whoever reaches it
     )
     values.update(overrides)
     return make_settings(**values)
