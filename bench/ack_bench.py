@@ -147,6 +147,7 @@ def bot_settings(redis_url: str, prefix: str, fakes: dict[str, str], run_dir: Pa
         "SLACK_BOT_TOKEN": BOT_TOKEN,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": fakes["slack"],
+        "ALLOW_PUBLIC": "1",  # the only traffic is the bench's own fakes: open on purpose (docs/security.md)
         "SLACK_STREAMING": "false",
         "SLACK_POST_INTERVAL_SECONDS": "0",
         "MODEL_PROVIDER": "anthropic",

@@ -171,6 +171,7 @@ def bot_settings(bench: Bench, prefix: str) -> dict[str, str]:
         "SLACK_BOT_TOKEN": BOT_TOKEN,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": bench.slack_api,
+        "ALLOW_PUBLIC": "1",  # the only traffic is the bench's own fakes: open on purpose (docs/security.md)
         "SLACK_STREAMING": "true" if c.streaming else "false",
         "SLACK_POST_INTERVAL_SECONDS": "0",
         "ANTHROPIC_API_KEY": "bench-not-a-real-key",
