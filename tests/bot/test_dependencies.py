@@ -93,4 +93,6 @@ def test_telegram_webhooks_extra_is_not_installed(pins: dict[str, str]) -> None:
 def test_ci_and_docker_install_under_the_lock() -> None:
     assert '-c requirements.lock -e ".[test]"' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
-    assert "requirements.lock" in dockerfile.split("COPY", 2)[1] and "pip install -c requirements.lock ." in dockerfile
+    # The image installs the hashed twin of the lock (same pins: tests/deploy checks), every file hash-checked.
+    assert "requirements.hashes.lock" in dockerfile.split("COPY", 2)[1]
+    assert "--require-hashes" in dockerfile and "-r requirements.hashes.lock" in dockerfile

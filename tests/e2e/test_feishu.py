@@ -143,7 +143,7 @@ async def test_url_verification_plain_and_encrypted(fake, settings):
 
 
 async def ask_ambiguous(stack, fake, message_id):
-    await send(stack, message_event("MindIE 怎么部署到 910B 上？", message_id=message_id))
+    await send(stack, message_event("MindIE 报错了，说找不到符号，怎么排查？", message_id=message_id))
     await stack.wait_idle()
     [card] = fake.replies_to(message_id)
     return card

@@ -277,7 +277,7 @@ async def test_real_core_clarifies_with_buttons_and_resumes_on_press(tg: FakeTel
 
 async def test_real_core_resumes_on_a_typed_choice(tg: FakeTelegram, tg_settings: Any) -> None:
     async with running_bot(tg_settings()) as stack:
-        await post(stack, message_update("vllm on NPU is slow"))
+        await post(stack, message_update("EZ9999 inner error right after the process starts, what now?"))
         await stack.wait_idle()
         keyboard_message(tg, 42)  # asked with buttons …
         await post(stack, message_update("1"))  # … answered by typing

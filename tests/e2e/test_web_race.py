@@ -53,6 +53,7 @@ async def test_two_web_replicas_racing_on_the_same_updates_enqueue_each_once(red
     env.update(
         REDIS_URL=redis_url,
         REDIS_PREFIX=keys.prefix,
+        ALLOW_PUBLIC_PLATFORMS="telegram",  # the test's own fake is the only sender
         TELEGRAM_BOT_TOKEN=TOKEN,
         TELEGRAM_WEBHOOK_SECRET=SECRET,
         TELEGRAM_WEBHOOK_URL="https://bot.example.invalid/telegram/webhook",

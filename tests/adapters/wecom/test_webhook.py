@@ -208,7 +208,7 @@ async def test_image_only_message_and_enter_chat_are_answered_at_once(settings) 
 async def test_clarification_by_card_button_resumes_the_question(settings, qyapi) -> None:
     async with running_bot(settings()) as stack:
         wecom = client(stack)
-        first = await wecom.post(message_body("@AscendBot vllm on Ascend NPU fails with OOM at startup",
+        first = await wecom.post(message_body("@AscendBot torch_npu 报错 EZ9999 之后进程退出",
                                               chat_id="grpC", msgid="c-1", code="RC-ASK"))
         replies = await wecom.refresh_until_finished(first.reply["stream"]["id"], stack.wait_idle)  # type: ignore[index]
         final = replies[-1]
@@ -234,7 +234,7 @@ async def test_clarification_by_card_button_resumes_the_question(settings, qyapi
 async def test_clarification_by_typed_number_resumes_the_question(settings) -> None:
     async with running_bot(settings()) as stack:
         wecom = client(stack)
-        first = await wecom.post(message_body("@AscendBot MindIE 服务启动后报错 507015，怎么排查？", chat_id="grpT"))
+        first = await wecom.post(message_body("@AscendBot MindIE 报错 507015，怎么排查？", chat_id="grpT"))
         asked = (await wecom.refresh_until_finished(first.reply["stream"]["id"], stack.wait_idle))[-1]  # type: ignore[index]
         lines = asked["stream"]["content"].splitlines()
         pick = next(line.split(".")[0] for line in lines if "MindIE-LLM" in line and line[:1].isdigit())

@@ -20,7 +20,7 @@ QUESTIONS = [
     {"id": "route-2", "question": "MindIE-LLM 的 LLM Manager 是怎么调度 prefill 和 decode 的？",
      "expected_repos": ["verylucky01/MindIE-LLM"], "needs_clarification": False, "out_of_scope": False,
      "category": "howto", "lang": "zh"},
-    {"id": "clarify-1", "question": "How do I run vllm on Ascend 910B?", "needs_clarification": True,
+    {"id": "clarify-1", "question": "EZ9999 inner error right after the process starts, what now?", "needs_clarification": True,
      "out_of_scope": False, "category": "clarify", "lang": "en"},
     {"id": "oos-1", "question": "What's the weather in Shenzhen tomorrow?", "needs_clarification": False,
      "out_of_scope": True, "category": "oos", "lang": "en"},

@@ -24,7 +24,10 @@ def test_doctor_lines_without_and_with_an_index(make_settings) -> None:  # type:
     lines = index_status_lines(settings, now=created + 3 * 3600)
     assert lines[0].startswith("[ok]   knowledge index gen-") and "3.0 h old" in lines[0]
     assert any(l.startswith(f"[info]   {ASCEND} at {commits[ASCEND][:12]}: ") and l.endswith(" units") for l in lines)
-    assert all("sgl-project/sglang" not in l for l in lines)  # not cloned, nothing indexed: not listed
+    # not cloned, nothing indexed: only the line that says how to add it
+    assert [l for l in lines if "sgl-project/sglang" in l] == [
+        "[info]   sgl-project/sglang: no clone indexed, so answers about it quote no docs or code "
+        "(`python -m bot sync sgl-project/sglang` then `python -m bot index`)"]
 
 
 def test_doctor_flags_an_unreadable_index(make_settings) -> None:  # type: ignore[no-untyped-def]
