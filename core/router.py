@@ -162,11 +162,15 @@ _FRAMEWORK_CHOICE = guarded(
     ("框架", "framework", "engine", "引擎", "推荐", "what can i use"),
 )
 SERVING_STACKS = (VLLM_ASCEND, MINDIE_LLM, "sgl-project/sglang")
+_WHICH = guarded(r"哪个|哪种|哪一个|(?<![A-Za-z])which(?![A-Za-z])", ("哪", "which"))
 # What runs on an NPU by itself (vLLM only through the plugin; Motor/PyMotor manage the others).
 ASCEND_RUNTIMES = (*SERVING_STACKS, MINDIE_SD, MSMODELSLIM)
 # A bare "MindIE" with these is its LLM service.
-_SERVICE = guarded(r"服务|service|server|接口|endpoint|(?<![A-Za-z])api(?![A-Za-z])|config\.json|请求|request",
-                   ("服务", "service", "server", "接口", "endpoint", "api", "config.json", "请求", "request"))
+_SERVICE = guarded(
+    r"服务|service|server|接口|endpoint|(?<![A-Za-z])api(?![A-Za-z])|config\.json|请求|request|实例|instance|启动|起不来|start",
+    ("服务", "service", "server", "接口", "endpoint", "api", "config.json", "请求", "request", "实例", "instance", "启动",
+     "起不来", "start"),
+)
 # Words of MindIE's cluster layer (MindIE-Motor) next to a bare "MindIE".
 _MOTOR_HINT = guarded(
     r"coordinator|controller|msctl|deployer|mindie[ _\-]?client|集群管理|调度器",
@@ -210,14 +214,14 @@ _OTHER_STACK_WORDS = (
     "tensorrt", "trt", "llama", "ollama", "studio", "mlx", "ml", "openvino", "lmdeploy", "text-generation-inference",
     "tgi", "exllama", "rocm", "nvcc", "__global__", "cuda", "iphone", "android", "手机", "snapdragon", "骁龙", "jetson",
     "raspberry", "树莓派", "apple", "macbook", "fine", "微调", "llamafactory", "llama-factory", "keras",
-    "tensorflow", "angelslim", "autoawq", "auto-gptq", "auto_gptq", "bitsandbytes",
+    "tensorflow", "angelslim", "autoawq", "auto-gptq", "auto_gptq", "bitsandbytes", "mindformers", "llama-server",
 )
 _OTHER_STACK = guarded(
     r"tensorrt|trt[ _\-]?llm|llama[ ._\-]?cpp|ollama|lm[ _]?studio|(?<![A-Za-z])mlx(?![A-Za-z])|core[ _]?ml(?![A-Za-z])|openvino|lmdeploy|"
     r"text-generation-inference|(?<![A-Za-z])tgi(?![A-Za-z])|exllama|(?<![A-Za-z])rocm(?![A-Za-z])|(?<![A-Za-z])nvcc(?![A-Za-z])|"
     r"__global__|cuda[ _\-]?kernels?(?![A-Za-z])|iphone|android|手机|snapdragon|骁龙|jetson|raspberry|树莓派|apple[ _]silicon|macbook|"
     r"fine[ _\-]?tun(?:e|ing)|微调|llama[ _\-]?factory|keras|tensorflow|"
-    r"angelslim|autoawq|auto[ _\-]gptq|bitsandbytes",
+    r"angelslim|autoawq|auto[ _\-]gptq|bitsandbytes|mindformers|llama-server",
     _OTHER_STACK_WORDS,
 )
 _UPSTREAM = guarded(r"upstream|上游|原生|社区版|(?<![A-Za-z])original(?![A-Za-z])", ("upstream", "上游", "原生", "社区版", "original"))
@@ -330,7 +334,7 @@ def route(
     known = {r.repo for r in kb.repositories}
     session = tuple(r for r in session_repos if r in known)
 
-    named = list(named_repositories(clean, kb, low))
+    named = [r for r in named_repositories(clean, kb, low) if not _only_a_config_value(clean, low, kb, r)]
     ascend_ctx = _has_ascend_context(clean, low)
     bare_mindie = bool(_BARE_MINDIE.search(clean, low))
     plugin_release = _names_a_plugin_release(clean, kb, vocabulary)
@@ -374,6 +378,10 @@ def route(
         named.extend(settled_by_entity or _vocabulary_choice(votes))
 
     if not named and not session:
+        if _OTHER_STACK.search(clean, low):
+            # Another stack named positively (llama.cpp's CANN backend, LMDeploy or MindFormers on an NPU
+            # included): not ours to answer, Ascend context or not.
+            return RouteDecision("out_of_scope", (), reason="another stack")
         if ascend_ctx:
             prior = _ascend_prior(clean, low)
             if prior:
@@ -390,17 +398,22 @@ def route(
                     stacks = SERVING_STACKS if _LLM_CONTEXT.search(clean, low) else ASCEND_RUNTIMES
                     in_play = tuple(dict.fromkeys((*in_play, *stacks)))
                 return _clarify(kb, "ambiguous: ascend", in_play)
-        elif _OTHER_STACK.search(clean, low) or _OFF_TOPIC.search(clean, low):
-            return RouteDecision("out_of_scope", (), reason="another stack or another topic")
+        elif _OFF_TOPIC.search(clean, low):
+            return RouteDecision("out_of_scope", (), reason="another topic")
         elif _LLM_CONTEXT.search(clean, low):
             # vLLM is in scope: an inference question with no product and no Ascend signal is its.
             named.append(VLLM)
 
     if VLLM_ASCEND in named and VLLM not in named and _VLLM_FEATURE.search(clean, low):
         named.append(VLLM)  # a feature upstream vLLM implements, used through the plugin: both answer
+    if MINDIE_TURBO in named and VLLM_ASCEND not in named and ascend_ctx:
+        named.append(VLLM_ASCEND)  # Turbo runs only inside vllm-ascend (v0.7.3): its questions span both
     if named and VLLM_ASCEND not in named and plugin_release:
         named.append(VLLM_ASCEND)  # a plugin release or image tag next to another product: a comparison
     if len(_dedupe(named)) > MAX_NAMED:
+        stacks = tuple(r for r in SERVING_STACKS if r in named)
+        if stacks and _WHICH.search(clean, low):  # "which of these runs X": the serving stacks answer
+            return RouteDecision("research", stacks, reason="which of many: the serving stacks")
         return _clarify(kb, "too many products named", _dedupe(named))
     if named:
         return RouteDecision("research", _dedupe(named), reason="named: " + ", ".join(_dedupe(named)))
@@ -475,6 +488,18 @@ def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple
         if candidate.repo == repo:
             return [m.span() for c in checks for m in c.finditer(text, low)]
     return []
+
+
+# A product's name as the value of another product's option: SGLang's `--quantization modelslim` names
+# a weight format, like PyMotor's `"engine_type": "vllm"` names an engine.
+_QUANT_VALUE = guarded(r"quantization[\"' \t=:]{1,4}(?:ms)?modelslim", ("quantization",))
+
+
+def _only_a_config_value(text: str, low: str, kb: KnowledgeBase, repo: str) -> bool:
+    if repo != MSMODELSLIM:
+        return False
+    values = [m.span() for m in _QUANT_VALUE.finditer(text, low)]
+    return bool(values) and all(any(a <= p < b for a, b in values) for p, _ in _repo_spans(text, low, kb, repo))
 
 
 def _bare_vllm(text: str, low: str, kb: KnowledgeBase) -> frozenset[int]:

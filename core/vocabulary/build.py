@@ -21,7 +21,7 @@ from core.vocabulary.extract import MAX_FILE_BYTES, file_tokens
 from core.vocabulary.tokens import RELEASE, release_tokens
 
 FILE_NAME = "vocabulary.json"
-SCHEMA = 1
+SCHEMA = 2  # bump when extraction changes: cached per-clone tokens of another schema are read again
 MAX_OWNERS = 2  # a token three repositories own is generic
 
 

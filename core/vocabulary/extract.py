@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterator
 
 from core.vocabulary.tokens import (
-    CLASS, ENV, ERROR, FLAG, IMAGE, KEY, MODULE, flag_tokens, image_tokens, module_windows, shingles, word_tokens,
+    CLASS, ENV, ERROR, FILE, FLAG, IMAGE, KEY, MODULE, flag_tokens, image_tokens, module_windows, shingles,
+    source_file_name, word_tokens,
 )
 
 VLLM = "vllm-project/vllm"
@@ -65,6 +66,8 @@ def _code_tokens(repo: str, path: str, text: str) -> Iterator[Token]:
     own = _package_root(path)
     if path.endswith(".py") and own:
         yield from ((repo, MODULE, t) for t in module_windows(path[:-3].split("/")))
+    if own and (name := source_file_name(path.rsplit("/", 1)[-1])):
+        yield repo, FILE, name
     if own:
         for m in _CLASS_DEF.finditer(text):
             yield from ((repo, kind, tok) for kind, tok in word_tokens(m.group(1)) if kind == CLASS)

@@ -20,7 +20,7 @@ from core.vocabulary.tokens import ERROR, KEY, MIN_SHINGLE_WORDS, question_token
 
 log = logging.getLogger(__name__)
 
-KIND_WEIGHT = {"flag": 1.0, "env": 1.0, "class": 1.0, "module": 1.0, "image": 1.5, "release": 1.0, KEY: 0.5}
+KIND_WEIGHT = {"flag": 1.0, "env": 1.0, "class": 1.0, "module": 1.0, "file": 1.0, "image": 1.5, "release": 1.0, KEY: 0.5}
 KEY_CAP = 1.0  # several shared snake_case names are still weak evidence
 MIN_ERROR_RUN = 4  # consecutive trigrams: six words of one raised message
 ERROR_STEP, ERROR_CAP = 0.5, 1.5

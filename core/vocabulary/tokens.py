@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterator
 
 # Kinds, in the order of how much a match says about ownership (see map.KIND_WEIGHT).
-FLAG, ENV, CLASS, MODULE, KEY, IMAGE, RELEASE, ERROR = "flag", "env", "class", "module", "key", "image", "release", "error"
+FLAG, ENV, CLASS, MODULE, KEY, IMAGE, RELEASE, ERROR, FILE = (
+    "flag", "env", "class", "module", "key", "image", "release", "error", "file")
 
 _WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{3,60}(?![A-Za-z0-9_])")
 _FLAG = re.compile(r"(?<![\w\-])--[a-z][a-z0-9]{0,24}(?:[-_][a-z0-9]{1,24}){0,8}(?![\w\-])")
@@ -20,6 +21,8 @@ _DOTTED = re.compile(r"(?<![\w.])[a-z_][a-z0-9_]{1,40}(?:\.[A-Za-z_][A-Za-z0-9_]
 _SLASHED = re.compile(r"[A-Za-z0-9_.\-]{1,80}(?:/[A-Za-z0-9_.\-]{1,80}){1,16}")
 _IMAGE = re.compile(r"(?<![\w./\-])[a-z0-9][a-z0-9.\-]{0,60}(?:/[a-z0-9][a-z0-9._\-]{0,60}){1,4}:[A-Za-z0-9][A-Za-z0-9._\-]{0,60}")
 _RELEASE = re.compile(r"(?<![\w.])v?\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3}|\.post\d{1,3})(?![\w])", re.I)
+# A source file named in a log line ("block_mem_allocation_solver.cpp:63", "model_runner_v1.py").
+_SOURCE_FILE = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]{2,60})\.(py|cpp|cc|c|h|hpp)(?![A-Za-z0-9_])")
 _MESSAGE_WORD = re.compile(r"[a-z][a-z']{1,30}")
 
 MIN_SHINGLE_WORDS = 3
@@ -87,6 +90,23 @@ def image_tokens(text: str) -> Iterator[str]:
         yield f"{short}:{tag.lower()}"
 
 
+def source_file_name(name: str) -> str | None:
+    """`name` ("worker_v1.py") as a file token when specific enough: an underscore or inner capitals
+    (a file called `utils.py` or `logging.py` exists everywhere)."""
+    m = _SOURCE_FILE.fullmatch(name)
+    if m is None:
+        return None
+    stem = m.group(1)
+    return name.lower() if "_" in stem.strip("_") or _is_camel(stem) else None
+
+
+def file_tokens(text: str) -> Iterator[str]:
+    for m in _SOURCE_FILE.finditer(text):
+        token = source_file_name(m.group(0))
+        if token:
+            yield token
+
+
 def release_tokens(text: str) -> Iterator[str]:
     for m in _RELEASE.finditer(text):
         yield m.group(0).lower().lstrip("v").replace(".rc", "rc")
@@ -106,5 +126,6 @@ def question_tokens(text: str) -> set[tuple[str, str]]:
     found.update((MODULE, t) for t in module_tokens(text))
     found.update((IMAGE, t) for t in image_tokens(text))
     found.update((RELEASE, t) for t in release_tokens(text))
+    found.update((FILE, t) for t in file_tokens(text))
     found.update((ERROR, s) for s in shingles(text))
     return found

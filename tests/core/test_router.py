@@ -596,3 +596,33 @@ def test_a_plugin_release_tag_next_to_mindie_joins_the_comparison() -> None:
     text = "mindie 镜像 14 tok/s，vllm-ascend 的 v0.11.0rc1 镜像只有 1.4 tok/s，正常吗"
     assert set(_research(text)) == {LLM, VLLM_ASCEND}
     assert set(_research("mindie 镜像 14 tok/s，0.11.0rc1 的镜像只有 1.4 tok/s，正常吗")) == {LLM, VLLM_ASCEND}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "llama-server -m qwen-7b.gguf --device CANN0 on a 910b fails with EZ9903",
+        "用 mindformers 的脚本在 910B 上推 qwen1.5，6 tokens/s 正常吗",
+        "LMDeploy 的 Ascend 后端镜像起 qwen3，--device ascend 不认",
+    ],
+)
+def test_another_stack_on_an_npu_is_still_out_of_scope(text: str) -> None:
+    assert route(text).action == "out_of_scope"
+
+
+def test_which_of_many_named_products_is_answered_by_the_serving_stacks() -> None:
+    text = "Qwen3-Next 哪个能跑：vllm-ascend / sglang / mindie-llm / mindie-turbo / msmodelslim / mindie-sd ?"
+    assert set(_research(text)) == {VLLM_ASCEND, LLM, SGLANG}
+
+
+def test_mindie_turbo_on_an_npu_brings_its_host_plugin() -> None:
+    assert set(_research("910B 上 pip 装了 mindie_turbo 之后 Qwen2.5 报 ERR99999")) == {TURBO, VLLM_ASCEND}
+
+
+def test_modelslim_as_sglangs_quantization_value_is_not_a_modelslim_question() -> None:
+    assert _research("--mem-fraction-static 0.9 --quantization modelslim, NPU out of memory") == (SGLANG,)
+    assert SLIM in _research("msmodelslim 量化后用 sglang --quantization modelslim 起不来")
+
+
+def test_a_second_mindie_instance_is_a_service_question() -> None:
+    assert _research("同一台 8 卡机想起两个 MindIE 实例，第二个起不来") == (LLM,)

@@ -83,6 +83,8 @@ def test_owners_come_from_definitions_docs_imports_and_tags(built: tuple[Path, V
     assert set(vocab.owners("flag", "--compile-npu-graph-level")) == {VLLM, VLLM_ASCEND}
     # Test code owns nothing; a class two products define is shared.
     assert vocab.owners("class", "onlyintestshelper") == []
+    # A source file named in a log line: specific names only (`utils.py` exists everywhere).
+    assert vocab.owners("file", "npu_runner.py") == [VLLM_ASCEND]
     assert set(vocab.owners("class", "shapeguard")) == {SLIM, MOTOR}
 
 
