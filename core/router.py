@@ -55,6 +55,7 @@ MINDIE_COMPONENTS = (
 MINDIE_LLM = "verylucky01/MindIE-LLM"
 MINDIE_SD = "verylucky01/MindIE-SD"
 MINDIE_MOTOR = "verylucky01/MindIE-Motor"
+MINDIE_PYMOTOR = "verylucky01/MindIE-PyMotor"
 MINDIE_TURBO = "verylucky01/MindIE-Turbo"
 MSMODELSLIM = "verylucky01/MindStudio-ModelSlim"
 ASCEND_ONLY = frozenset(MINDIE_COMPONENTS) | {MSMODELSLIM}
@@ -69,8 +70,9 @@ MAX_NAMED = 4
 class RouteDecision:
     """What to do with a question.
 
-    For `clarify`, `repos` holds what is already settled (e.g. vllm-ascend in
-    "MindIE vs vllm on NPU"); the final set is `repos` plus the chosen option's repo.
+    For `clarify`, `repos` is what is already settled (empty from this router: it asks only when
+    nothing is; a named product always answers) and `options` the products still in play; the final
+    set is `repos` plus the chosen option's repo.
     """
 
     action: Action
@@ -104,6 +106,9 @@ _VLLM_INCIDENTAL = guarded(
 # A value in a MindIE-PyMotor deployment config ("engine_type: vllm") names the backend
 # engine; it is not a question about vLLM at all.
 _VLLM_VALUE = guarded(r"engine[_ ]type[\"': \t=：填为是]{0,8}vllm", ("engine",))
+# A product's name as the value of another product's option: SGLang's `--quantization modelslim` names
+# a weight format, like PyMotor's `"engine_type": "vllm"` names an engine.
+_QUANT_VALUE = guarded(r"quantization[\"' \t=:]{1,4}(?:ms)?modelslim", ("quantization",))
 _BARE_MINDIE = guarded(
     r"(?<![A-Za-z0-9])mindie(?![A-Za-z0-9]|[\s_\-]*(?:llm|sd|motor|pymotor|py[\s_\-]motor|turbo)(?![A-Za-z0-9]))", ("mindie",)
 )
@@ -429,7 +434,7 @@ def _mindie_component(text: str, low: str, other_named: bool, votes: VocabularyV
     if _SD_HINT.search(text, low):
         return MINDIE_SD
     if _MOTOR_HINT.search(text, low):
-        return "verylucky01/MindIE-PyMotor" if _PY_HINT.search(text, low) else MINDIE_MOTOR
+        return MINDIE_PYMOTOR if _PY_HINT.search(text, low) else MINDIE_MOTOR
     voted = [r for r in _vocabulary_choice(votes) if r in MINDIE_COMPONENTS]
     if len(voted) == 1:
         return voted[0]
@@ -488,11 +493,6 @@ def _repo_spans(text: str, low: str, kb: KnowledgeBase, repo: str) -> list[tuple
         if candidate.repo == repo:
             return [m.span() for c in checks for m in c.finditer(text, low)]
     return []
-
-
-# A product's name as the value of another product's option: SGLang's `--quantization modelslim` names
-# a weight format, like PyMotor's `"engine_type": "vllm"` names an engine.
-_QUANT_VALUE = guarded(r"quantization[\"' \t=:]{1,4}(?:ms)?modelslim", ("quantization",))
 
 
 def _only_a_config_value(text: str, low: str, kb: KnowledgeBase, repo: str) -> bool:
