@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
-from core.vocabulary.extract import MAX_FILE_BYTES, file_tokens
+from core.vocabulary.extract import MAX_FILE_BYTES, READ_SUFFIXES, file_tokens
 from core.vocabulary.tokens import RELEASE, release_tokens
 
 FILE_NAME = "vocabulary.json"
@@ -38,6 +38,8 @@ def repository_tokens(repo: str, clone: Path) -> dict[str, dict[str, list[str]]]
     """{owner repo: {kind: sorted tokens}} read from one clone (owners other than `repo` come from imports)."""
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for tracked in tracked_files(clone):
+        if not tracked.path.lower().endswith(READ_SUFFIXES):
+            continue  # binaries, images, translations: nothing a question names
         data = read_file(clone, tracked.path, MAX_FILE_BYTES)
         if data is None or b"\0" in data[:1024]:
             continue

@@ -25,6 +25,7 @@ _IMPORTED_PROJECTS = {"vllm": VLLM, "sglang": SGLANG}
 _CODE = (".py", ".cpp", ".cc", ".c", ".h", ".hpp", ".sh")
 _DOCS = (".md", ".rst", ".txt")
 _CONFIG = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg")
+READ_SUFFIXES = _CODE + _DOCS + _CONFIG
 MAX_FILE_BYTES = 400_000
 
 _CLASS_DEF = re.compile(r"^[ \t]{0,12}(?:class|struct)[ \t]{1,4}([A-Za-z_][A-Za-z0-9_]{3,60})", re.M)
@@ -73,15 +74,19 @@ def _code_tokens(repo: str, path: str, text: str) -> Iterator[Token]:
             yield from ((repo, kind, tok) for kind, tok in word_tokens(m.group(1)) if kind == CLASS)
         for m in _PY_DEF.finditer(text):
             yield repo, KEY, m.group(1)
-    for m in _ADD_ARGUMENT.finditer(text):
-        yield repo, FLAG, m.group(1).replace("_", "-")
-    for pattern in (_ENV_READ, _ENV_LITERAL, _EXPORT):
-        for m in pattern.finditer(text):
-            if "_" in m.group(1):
-                yield repo, ENV, m.group(1).lower()
-    for m in _RAISE.finditer(text):
-        yield from ((repo, ERROR, s) for s in shingles(_PLACEHOLDER.sub(" ", m.group(1))))
-    for m in _IMPORT.finditer(text):
+    # Each pattern runs only when its literal is in the file: most files have none of them.
+    if "add_argument" in text:
+        for m in _ADD_ARGUMENT.finditer(text):
+            yield repo, FLAG, m.group(1).replace("_", "-")
+    for pattern, needle in ((_ENV_READ, "env"), (_ENV_LITERAL, "_"), (_EXPORT, "export")):
+        if needle in text:
+            for m in pattern.finditer(text):
+                if "_" in m.group(1):
+                    yield repo, ENV, m.group(1).lower()
+    if any(n in text for n in ("raise", "rror", "throw", "LOG", "fatal", "critical", "exception")):
+        for m in _RAISE.finditer(text):
+            yield from ((repo, ERROR, s) for s in shingles(_PLACEHOLDER.sub(" ", m.group(1))))
+    for m in (_IMPORT.finditer(text) if "from vllm" in text or "from sglang" in text else ()):
         owner = _IMPORTED_PROJECTS[m.group(1)]
         module = (m.group(1) + m.group(2)).split(".")
         yield from ((owner, MODULE, t) for t in module_windows(module))

@@ -29,9 +29,12 @@ MIN_SHINGLE_WORDS = 3
 _SKIP_WORDS = frozenset({"self", "none", "true", "false", "return", "import", "from", "class", "def"})
 
 
+_CAMEL = re.compile(r"[a-z][A-Z]")
+
+
 def _is_camel(word: str) -> bool:
     # An upper-case letter after a lower-case one ("NPUModelRunner", "maxSeqLen"): an identifier.
-    return any(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
+    return _CAMEL.search(word) is not None
 
 
 def word_tokens(text: str) -> Iterator[tuple[str, str]]:
