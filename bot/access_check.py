@@ -8,18 +8,12 @@ from __future__ import annotations
 import json
 import logging
 
+from adapters import registry
 from bot.settings import Settings
-from core.access import ANY_PLATFORM, AccessPolicy, platform_name
+from core.access import ANY_PLATFORM, TERMINAL, AccessPolicy, Allowlist
 
 log = logging.getLogger(__name__)
 
-# What to put in an allowlist to close each platform (the ids its messages carry; see core/access.py).
-CLOSE_HINT = {
-    "slack": 'ALLOWED_WORKSPACES=["slack:T…"] (your team id) or ALLOWED_USERS=["slack:U…"]',
-    "telegram": 'ALLOWED_USERS=["telegram:<user id>"] or ALLOWED_CHANNELS=["telegram:<chat id>"]',
-    "feishu": 'ALLOWED_WORKSPACES=["feishu:<tenant key>"] or ALLOWED_USERS=["feishu:ou_…"]',
-    "wecom": 'ALLOWED_USERS=["wecom:<user id>"] or ALLOWED_CHANNELS=["wecom:<chat id>"]',
-}
 _LIST_SETTING = {"workspaces": "ALLOWED_WORKSPACES", "channels": "ALLOWED_CHANNELS", "users": "ALLOWED_USERS"}
 
 
@@ -38,26 +32,40 @@ def public_platforms(settings: Settings) -> frozenset[str]:
     if not isinstance(names, list):
         raise ValueError("ALLOW_PUBLIC_PLATFORMS takes platform names: telegram,slack (or a JSON list)")
     public = {ANY_PLATFORM} if settings.allow_public else set()
+    known = registry.platform_names()
     for name in names:
         if isinstance(name, str) and not name.strip():
             continue  # "telegram," or an empty setting
-        platform = platform_name(name) if isinstance(name, str) else None
-        if platform is None or platform == "terminal":
-            raise ValueError(f"ALLOW_PUBLIC_PLATFORMS names no chat platform: {name!r} (slack, telegram, feishu, wecom)")
-        public.add(platform)
+        resolved = known.resolve(name) if isinstance(name, str) else None
+        if resolved is None or resolved == TERMINAL:
+            chat = ", ".join(p.name for p in registry.platforms())
+            raise ValueError(f"ALLOW_PUBLIC_PLATFORMS names no chat platform: {name!r} ({chat})")
+        public.add(resolved)
     return frozenset(public)
 
 
 def access_policy(settings: Settings) -> AccessPolicy:
-    return AccessPolicy.of(
+    """The allowlists, their entries qualified by the registered platforms' names."""
+    return registry.platform_names().policy(
         settings.allowed_workspaces, settings.allowed_channels, settings.allowed_users, public_platforms(settings)
     )
+
+
+def experts(settings: Settings) -> Allowlist:
+    """Who may `save as answer` (EXPERTS), qualified like the allowlists."""
+    return registry.platform_names().allowlist(settings.experts)
+
+
+def close_hint(name: str) -> str:
+    """What to put in an allowlist to close a platform (its registry entry says which ids its messages carry)."""
+    entry = registry.platform(name)
+    return entry.close_hint if entry is not None and entry.close_hint else f'ALLOWED_USERS=["{name}:<user id>"]'
 
 
 def _open_line(platform: str) -> str:
     return (
         f"{platform} is open to everyone who can reach the bot: no ALLOWED_WORKSPACES/ALLOWED_CHANNELS/ALLOWED_USERS "
-        f"entry applies to it (to close it: {CLOSE_HINT.get(platform, f'{platform}:<id>')})"
+        f"entry applies to it (to close it: {close_hint(platform)})"
     )
 
 
@@ -93,10 +101,10 @@ def doctor_lines(access: AccessPolicy, platforms: list[str]) -> list[tuple[str, 
             lines.append(("ok", f"{platform}: closed by {by}"))
         elif access.opened_on_purpose(platform):
             lines.append(("warn", f"{platform}: OPEN to everyone who can reach the bot (ALLOW_PUBLIC); "
-                                  f"to close it: {CLOSE_HINT.get(platform, f'{platform}:<id>')}"))
+                                  f"to close it: {close_hint(platform)}"))
         else:
             lines.append(("fail", f"{platform}: open to everyone, so serve/web/worker refuse to start; close it with "
-                                  f"{CLOSE_HINT.get(platform, f'{platform}:<id>')}, or set ALLOW_PUBLIC=1 "
+                                  f"{close_hint(platform)}, or set ALLOW_PUBLIC=1 "
                                   f"(or ALLOW_PUBLIC_PLATFORMS={platform}) to run it open on purpose"))
     lines += [("warn", f"allowlist entry {entry!r} names no platform; it is matched as a literal id everywhere")
               for entry in access.unknown_qualifiers()]

@@ -14,7 +14,7 @@ from typing import Any
 from adapters.terminal.render import render_json, render_text
 from bot.chat_input import stdin_reader, terminal_paste_mode
 from bot.logs import configure_logging
-from bot.settings import Settings
+from bot.settings import Settings, settings_model
 from bot.terminal_stream import TerminalProgress
 from core.conversation import Conversation
 from core.messages import InboundMessage, Reply
@@ -46,8 +46,8 @@ def local_conversation(
     settings: Settings, offline: bool, on_research: Callable[[Any], None] | None = None
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
+    from bot.access_check import experts  # noqa: PLC0415
     from bot.wiring import build_researcher, build_retriever, conversation_limits, open_memory, open_vocabulary  # noqa: PLC0415
-    from core.access import Allowlist  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
     from core.resolution.team import MemoryTeamStore  # noqa: PLC0415
 
@@ -70,7 +70,7 @@ def local_conversation(
         memory=memory,
         vocabulary=open_vocabulary(settings).current,
         team=MemoryTeamStore(),
-        experts=Allowlist.parse(settings.experts),
+        experts=experts(settings),
     )
     return conversation, researcher
 
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-pages takes a positive number and only applies with --issues")
     if args.command == "sync" and args.full and not args.issues:
         parser.error("--full only applies with --issues")
-    settings = Settings()
+    settings = settings_model()()  # every registered platform's settings
     quiet = args.command in ("ask", "chat", "eval", "search")
     from core.research.redact import Redactor  # noqa: PLC0415
 

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from adapters import registry
+
 # The job a log line belongs to. The worker sets it at the start of each job's task, so every line
 # logged while answering (core, adapters, tools) carries the job id and conversation key.
 job_context: ContextVar[dict[str, str]] = ContextVar("job_context", default={})
@@ -74,6 +76,8 @@ def configure_logging(level: str = "INFO", as_json: bool = False, redact: Callab
         logger = logging.getLogger(name)
         logger.handlers[:] = []
         logger.propagate = True
-    # HTTP client libraries log full URLs, which can carry tokens (Telegram puts the bot token in the path).
-    for noisy in ("httpx", "httpx2", "httpcore", "telegram", "slack_sdk", "slack_bolt", "mcp", "anthropic", "lark_oapi"):
+    # HTTP client libraries log full URLs, which can carry tokens (Telegram puts the bot token in the path);
+    # each platform's registry entry names its SDKs' loggers.
+    sdk_loggers = [name for platform in registry.platforms() for name in platform.sdk_loggers]
+    for noisy in ("httpx", "httpx2", "httpcore", "mcp", "anthropic", *sdk_loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -16,19 +16,18 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from adapters.common.settings import AdapterSettings
-from adapters.feishu.settings import FeishuSettings
-from adapters.slack.settings import SlackSettings
-from adapters.telegram.settings import TelegramSettings
-from adapters.wecom.settings import WeComSettings
+from adapters.registry import platforms
 from core.research.settings import ResearchSettings
 from core.secrets import secret
 
-__all__ = ["Settings", "secret"]
+__all__ = ["Settings", "secret", "settings_model"]
 
 
-class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings, WeComSettings, AdapterSettings):
+class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSettings):  # type: ignore[misc]
     """Everything, composed: each part's fields live beside the code that uses them (core/research,
-    adapters/<platform>/settings.py); this class adds what only the bot's processes read."""
+    adapters/<platform>/settings.py, one per entry of adapters/registry.py); this class adds what only
+    the bot's processes read."""
+
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
@@ -98,4 +97,8 @@ class Settings(ResearchSettings, SlackSettings, TelegramSettings, FeishuSettings
     def index_path(self) -> Path:
         return self.index_dir if self.index_dir is not None else self.data_dir / "index"
 
-
+def settings_model() -> type[Settings]:
+    """`Settings`, widened by the settings model of any platform registered after it was composed (a test's
+    fake platform): what the CLI loads, so every registered platform is configured from one environment."""
+    missing = tuple(p.settings for p in platforms() if not issubclass(Settings, p.settings))
+    return type("Settings", (*missing, Settings), {}) if missing else Settings

@@ -165,7 +165,7 @@ def build_components(
     ingress = Ingress(client, keys, settings.dedupe_ttl_seconds, access, on_submit=metrics.count_event)
     researcher = None
     if conversation is None:
-        from core.access import Allowlist  # noqa: PLC0415
+        from bot.access_check import experts  # noqa: PLC0415
         from core.conversation import Conversation  # noqa: PLC0415
         from core.resolution.team import RedisTeamStore  # noqa: PLC0415
 
@@ -184,7 +184,7 @@ def build_components(
             memory=memory,
             vocabulary=open_vocabulary(settings).current,
             team=RedisTeamStore(client, keys),
-            experts=Allowlist.parse(settings.experts),
+            experts=experts(settings),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
     components = Components(

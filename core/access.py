@@ -25,44 +25,57 @@ delivered to, and carries the id of, our own workspace or tenant. There the
 workspace list is matched against the sender's own team or tenant
 (`InboundMessage.sender_org`), never against the workspace that received it.
 
-What the three ids are on each platform (see each adapter's parser):
-  slack     workspace = the sender's team id (T…), channel = channel id (C…/D…/G…), user = user id (U…)
-  telegram  workspace = the bot's own id,          channel = chat id (-100… for groups), user = user id
-  feishu    workspace = the sender's tenant key,   channel = chat id (oc_…),          user = open id (ou_…)
-  wecom     workspace = the bot's id,              channel = chat id,                 user = user id
+Which platforms exist is not core's to know: the names an entry may be qualified with come from the
+platform registry (adapters/registry.py) as `PlatformNames`; each entry there also says what its
+workspace, channel and user ids are (its close hint).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from core.messages import InboundMessage
 
-# Platform names an entry may start with. A prefix that is not one of these is part of the value
-# (the entry then matches literally on every platform; `unknown_qualifiers` lets start-up warn).
-PLATFORM_NAMES: frozenset[str] = frozenset({"slack", "telegram", "feishu", "wecom", "terminal"})
-_ALIASES = {"lark": "feishu"}  # Lark is Feishu's international name; the adapter is the same
-
-# Platforms whose events say which organisation the *sender* belongs to, apart from the workspace the
-# event was delivered to: the workspace list is matched against that (see the module docstring).
-USER_ORG_PLATFORMS: frozenset[str] = frozenset({"slack", "feishu"})
+TERMINAL = "terminal"  # the local terminal: a name entries may use, never a chat platform of the registry
 ANY_PLATFORM = "*"  # in `public`: ALLOW_PUBLIC=1, every platform opened on purpose
 
 
-def platform_name(name: str) -> str | None:
-    """`Lark` → "feishu"; None for a name that is no platform."""
-    key = name.strip().lower()
-    key = _ALIASES.get(key, key)
-    return key if key in PLATFORM_NAMES else None
+@dataclass(frozen=True)
+class PlatformNames:
+    """The platforms an entry may name, passed in by the composition root from the platform registry
+    (adapters/registry.py), so core/ knows no platform by name.
 
+    A prefix that is not one of `names` (or an alias) is part of the value: the entry then matches
+    literally on every platform (`unknown_qualifiers` lets start-up warn). `sender_org`: platforms whose
+    events say which organisation the *sender* belongs to, apart from the workspace the event was
+    delivered to; there the workspace list is matched against that (see the module docstring)."""
 
-def _split(entry: str) -> tuple[str | None, str]:
-    """`telegram:123` → ("telegram", "123"); `T0123` → (None, "T0123")."""
-    prefix, sep, rest = entry.partition(":")
-    name = platform_name(prefix)
-    if sep and rest.strip() and name is not None:
-        return name, rest.strip()
-    return None, entry
+    names: frozenset[str] = frozenset()
+    aliases: Mapping[str, str] = field(default_factory=dict, hash=False)  # lark → feishu
+    sender_org: frozenset[str] = frozenset()
+
+    def resolve(self, name: str) -> str | None:
+        """`Lark` → "feishu"; None for a name that is no platform."""
+        key = name.strip().lower()
+        key = self.aliases.get(key, key)
+        return key if key in self.names or key == TERMINAL else None
+
+    def split(self, entry: str) -> tuple[str | None, str]:
+        """`telegram:123` → ("telegram", "123"); `T0123` → (None, "T0123")."""
+        prefix, sep, rest = entry.partition(":")
+        name = self.resolve(prefix)
+        if sep and rest.strip() and name is not None:
+            return name, rest.strip()
+        return None, entry
+
+    def allowlist(self, entries: Iterable[str]) -> "Allowlist":
+        return Allowlist.parse(entries, self)
+
+    def policy(
+        self, workspaces: Iterable[str], channels: Iterable[str], users: Iterable[str], public: Iterable[str] = ()
+    ) -> "AccessPolicy":
+        return AccessPolicy(self.allowlist(workspaces), self.allowlist(channels), self.allowlist(users),
+                            frozenset(public), self)
 
 
 @dataclass(frozen=True)
@@ -74,12 +87,12 @@ class Allowlist:
     raw: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, entries: Iterable[str]) -> "Allowlist":
+    def parse(cls, entries: Iterable[str], platforms: PlatformNames) -> "Allowlist":
         everywhere: set[str] = set()
         per_platform: dict[str, set[str]] = {}
         raw = tuple(e.strip() for e in entries if e and e.strip())
         for entry in raw:
-            platform, value = _split(entry)
+            platform, value = platforms.split(entry)
             (everywhere if platform is None else per_platform.setdefault(platform, set())).add(value)
         return cls(frozenset(everywhere), {p: frozenset(v) for p, v in per_platform.items()}, raw)
 
@@ -98,12 +111,7 @@ class AccessPolicy:
     users: Allowlist = Allowlist()
     # platforms the operator opened on purpose (ANY_PLATFORM: all); only start-up reads it
     public: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(
-        cls, workspaces: Iterable[str], channels: Iterable[str], users: Iterable[str], public: Iterable[str] = ()
-    ) -> "AccessPolicy":
-        return cls(Allowlist.parse(workspaces), Allowlist.parse(channels), Allowlist.parse(users), frozenset(public))
+    platforms: PlatformNames = PlatformNames()  # what the entries were parsed with (`PlatformNames.policy`)
 
     def allows(self, message: InboundMessage) -> bool:
         return self.allows_actor(message.platform, message.workspace, message.channel, message.sender, message.sender_org)
@@ -111,9 +119,9 @@ class AccessPolicy:
     def allows_actor(self, platform: str, workspace: str, channel: str, user: str, user_org: str = "") -> bool:
         """For events that are not questions (feedback clicks): the same rule as for messages.
 
-        `user_org` is the sender's own team/tenant on USER_ORG_PLATFORMS; there it, not `workspace`, must be
-        in the workspace list, and an unknown one ("") is never admitted by a list that applies."""
-        org = user_org if platform in USER_ORG_PLATFORMS else workspace
+        `user_org` is the sender's own team/tenant on `PlatformNames.sender_org` platforms; there it, not
+        `workspace`, must be in the workspace list, and an unknown one ("") is never admitted by a list that applies."""
+        org = user_org if platform in self.platforms.sender_org else workspace
         return (
             self.workspaces.admits(platform, org)
             and self.channels.admits(platform, channel)
@@ -131,7 +139,7 @@ class AccessPolicy:
         """The entries that restrict `platform`, by list ("workspaces", "channels", "users"), as written."""
         found = {}
         for name, lst in (("workspaces", self.workspaces), ("channels", self.channels), ("users", self.users)):
-            found[name] = tuple(e for e in lst.raw if _split(e)[0] in (None, platform))
+            found[name] = tuple(e for e in lst.raw if self.platforms.split(e)[0] in (None, platform))
         return found
 
     def opened_on_purpose(self, platform: str) -> bool:
@@ -147,6 +155,6 @@ class AccessPolicy:
         for lst in (self.workspaces, self.channels, self.users):
             for entry in lst.raw:
                 prefix, sep, _ = entry.partition(":")
-                if sep and prefix and _split(entry)[0] is None and prefix.isalpha():
+                if sep and prefix and self.platforms.split(entry)[0] is None and prefix.isalpha():
                     found.append(entry)
         return found

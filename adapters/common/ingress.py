@@ -7,9 +7,9 @@ allowlists, dedupe + enqueue in one Redis round trip (core/ingress.py), the log 
 metric. `unavailable` is the one answer to a Redis outage: 503 with Retry-After, so the platform
 delivers again and nothing acknowledged is lost.
 
-Every dedupe id a platform uses beside its event id is built here too (`DedupeIds`), so the rules
-"one message, two event ids" and "one pick per clarification" read the same for every platform.
-The strings are stored in Redis for hours: changing one would re-admit retries in flight.
+The dedupe ids a platform uses beside its event id ("one message, two event ids", "one pick per
+clarification") are built in its own folder (adapters/<platform>/dedupe.py), named by its entry in
+adapters/registry.py; this path only checks them.
 """
 from __future__ import annotations
 
@@ -48,40 +48,6 @@ class Skip:
 
 
 Parsed = Union[Candidate, Skip]
-
-
-class DedupeIds:
-    """The extra dedupe ids, one rule each (keys are namespaced by platform in core/keys.py)."""
-
-    @staticmethod
-    def slack_message(team: str, channel: str, ts: str) -> str:
-        # app_mention and message both fire for a mention in a thread: the message ts makes them one
-        return f"msg:{team}:{channel}:{ts}"
-
-    @staticmethod
-    def slack_pick(team: str, channel: str, message_ts: str, user: str) -> str:
-        # one pick per person per clarification: double clicks and re-sent envelopes answer once
-        return f"pick:{team}:{channel}:{message_ts}:{user}"
-
-    @staticmethod
-    def feishu_message(message_id: str) -> str:
-        # Feishu can re-push the same message under a new event id
-        return message_id
-
-    @staticmethod
-    def feishu_card(card_message_id: str) -> str:
-        # one pick per clarification card
-        return f"card:{card_message_id}" if card_message_id else ""
-
-    @staticmethod
-    def telegram_keyboard(token: str) -> str:
-        # two presses (or two people) on one keyboard answer one question once
-        return f"keyboard:{token}"
-
-    @staticmethod
-    def wecom_card(task_id: str) -> str:
-        # one card resolves one question: a second click (or a second user) is a duplicate
-        return f"card:{task_id}"
 
 
 class IngressPath:

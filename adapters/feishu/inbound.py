@@ -13,7 +13,8 @@ import logging
 import time
 from typing import Any, Awaitable, Callable
 
-from adapters.common.ingress import Candidate, DedupeIds, IngressPath
+from adapters.common.ingress import Candidate, IngressPath
+from adapters.feishu.dedupe import FeishuDedupeIds
 from adapters.feishu.parse import (
     CARD_ACTION_EVENT,
     MESSAGE_EVENT,
@@ -70,7 +71,7 @@ class FeishuInbound:
         if isinstance(parsed, Skipped):
             await self._path.take(parsed)
             return "ignored: " + parsed.reason
-        result = await self._path.take(Candidate(parsed, (DedupeIds.feishu_message(parsed.message_id),)))
+        result = await self._path.take(Candidate(parsed, (FeishuDedupeIds.message(parsed.message_id),)))
         assert result is not None
         return result.outcome.value
 
@@ -86,7 +87,7 @@ class FeishuInbound:
         return await self._submit_choice(parsed)
 
     async def _submit_choice(self, choice: CardChoice) -> dict[str, Any]:
-        result = await self._path.take(Candidate(choice.message, (DedupeIds.feishu_card(choice.card_message_id),)))
+        result = await self._path.take(Candidate(choice.message, (FeishuDedupeIds.card(choice.card_message_id),)))
         lang = choice.language
         if result is None or result.outcome is SubmitOutcome.NOT_ALLOWED:
             return {}

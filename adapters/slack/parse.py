@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.common.ingress import DedupeIds
 from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, FEEDBACK_ACTIONS
+from adapters.slack.dedupe import SlackDedupeIds
 from core.messages import InboundMessage
 
 PLATFORM = "slack"
@@ -171,7 +171,7 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
             "mentioned": _bot_mentioned(raw_text, bot_user_id),
         },
     )
-    return Candidate(message, needs_engaged, (DedupeIds.slack_message(team, channel, ts),))
+    return Candidate(message, needs_engaged, (SlackDedupeIds.message(team, channel, ts),))
 
 
 def _action(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -210,7 +210,7 @@ def parse_choice(payload: dict[str, Any]) -> Candidate | None:
     channel, message_ts, thread_ts = _container(payload)
     if not user or not channel or not message_ts:
         return None
-    pick_id = DedupeIds.slack_pick(team, channel, message_ts, user)
+    pick_id = SlackDedupeIds.pick(team, channel, message_ts, user)
     message = InboundMessage(
         platform=PLATFORM,
         workspace=team,

@@ -21,9 +21,10 @@ from telegram.ext import ExtBot
 
 from adapters.base import Capabilities
 from adapters.common.background import BackgroundTasks
-from adapters.common.ingress import REDIS_DOWN, Candidate, DedupeIds, IngressPath, Skip
+from adapters.common.ingress import REDIS_DOWN, Candidate, IngressPath, Skip
 from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import POLL_TIMEOUT, build_bot, redact
+from adapters.telegram.dedupe import TelegramDedupeIds
 from adapters.telegram.inbound import BotIdentity, button_press, message_to_inbound, press_to_inbound
 from adapters.telegram.responder import GROUP_INTERVAL, TelegramResponder
 from adapters.telegram.webhook import WEBHOOK_PATH, webhook_endpoint
@@ -203,7 +204,7 @@ class TelegramAdapter:
             self._background.spawn(self._answer_press(press.query_id, _EXPIRED_BOTH, alert=True))
             return Outcome.EXPIRED_CHOICE
         message = press_to_inbound(update, press, identity, choice.key, choice.label)
-        result = await self._path.take(Candidate(message, (DedupeIds.telegram_keyboard(press.token),)))
+        result = await self._path.take(Candidate(message, (TelegramDedupeIds.keyboard(press.token),)))
         if result is not None and result.outcome == SubmitOutcome.ENQUEUED:
             self._background.spawn(self._answer_press(press.query_id, f"✓ {choice.label}"))
             if press.chat is not None and press.message_id is not None:

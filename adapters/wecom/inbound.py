@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from adapters.common.ingress import Candidate, DedupeIds, IngressPath
+from adapters.common.ingress import Candidate, IngressPath
+from adapters.wecom.dedupe import WeComDedupeIds
 from core.ingress import Ingress, SubmitOutcome
 from core.language import detect_language as language_of
 
@@ -164,7 +165,7 @@ class InboundHandler:
                 "question": record.get("question", ""),
             },
         )
-        result = await self._path.take(Candidate(message, (DedupeIds.wecom_card(cb.task_id),)))
+        result = await self._path.take(Candidate(message, (WeComDedupeIds.card(cb.task_id),)))
         if result is None or result.outcome is not SubmitOutcome.ENQUEUED:
             return None
         return PassiveReply(update_card_body(card_builders.chosen_card(label, language, cb.task_id)), RESPOND_UPDATE)

@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from adapters.registry import platform_names
 from bot.access_check import OpenPlatformError, access_policy, check_access
 from bot.doctor import run_doctor
 from bot.settings import Settings
 from bot.wiring import build_components
 from core.access import AccessPolicy
 from tests.support.fake_telegram import TOKEN as TELEGRAM_TOKEN
+
+NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
 
 ROOT = Path(__file__).resolve().parents[2]
 WECOM = {"wecom_token": "wecom-warn-token", "wecom_encoding_aes_key": "kWxPEV2QE6N1q9oGNVb5XQCMO1XIQV0MPPkO5q5Fj5o"}
@@ -92,7 +95,7 @@ def test_the_exact_variable_names_from_the_environment(monkeypatch: pytest.Monke
 def test_a_misspelt_platform_is_named() -> None:
     # The misspelt entry is a literal id that applies everywhere: Telegram is closed (to nearly everyone),
     # so the warning that matters is the one saying the entry did not do what was meant.
-    lines = check_access(AccessPolicy.of([], [], ["telgram:42"]), ["telegram"])
+    lines = check_access(NAMES.policy([], [], ["telgram:42"]), ["telegram"])
     assert len(lines) == 1 and "'telgram'" in lines[0] and "names no platform" in lines[0]
 
 

@@ -6,6 +6,7 @@ import itertools
 from telegram import Update
 
 from adapters.feishu.parse import Skipped, parse_message_event
+from adapters.registry import platform_names
 from adapters.slack.parse import parse_event
 from adapters.telegram.inbound import BotIdentity, message_to_inbound
 from adapters.wecom.parse import MessageCallback, parse_callback, to_inbound
@@ -15,6 +16,8 @@ from core.messages import InboundMessage
 from tests.support import fake_slack, fake_telegram
 from tests.support.fake_feishu import message_event
 from tests.support.fake_wecom import message_body
+
+NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
 
 _ids = itertools.count(1)
 
@@ -54,7 +57,7 @@ async def outcome(redis, keys, policy: AccessPolicy, message: InboundMessage) ->
 
 
 async def test_telegram_can_be_restricted_by_user_without_shutting_out_other_platforms(redis, keys) -> None:
-    policy = AccessPolicy.of([], [], ["telegram:42"])
+    policy = NAMES.policy([], [], ["telegram:42"])
     assert await outcome(redis, keys, policy, telegram(42)) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, policy, telegram(43)) is SubmitOutcome.NOT_ALLOWED
     # the entry names Telegram: a Slack user with the same id list is not affected by it
@@ -62,7 +65,7 @@ async def test_telegram_can_be_restricted_by_user_without_shutting_out_other_pla
 
 
 async def test_telegram_group_by_chat_id(redis, keys) -> None:
-    policy = AccessPolicy.of([], ["telegram:-100200300"], [])
+    policy = NAMES.policy([], ["telegram:-100200300"], [])
     group = fake_telegram.group_chat(-100_200_300)
     update = fake_telegram.message_update(
         f"@{fake_telegram.BOT_USERNAME} vllm-ascend fails", chat=group, mention=f"@{fake_telegram.BOT_USERNAME}"
@@ -74,14 +77,14 @@ async def test_telegram_group_by_chat_id(redis, keys) -> None:
 
 
 async def test_wecom_can_be_restricted_by_user(redis, keys) -> None:
-    policy = AccessPolicy.of([], [], ["wecom:zhangsan"])
+    policy = NAMES.policy([], [], ["wecom:zhangsan"])
     assert await outcome(redis, keys, policy, wecom("zhangsan")) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, policy, wecom("lisi")) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, wecom("lisi", chat_id="wrkGroup1")) is SubmitOutcome.NOT_ALLOWED
 
 
 async def test_wecom_by_bot_id_as_workspace(redis, keys) -> None:
-    policy = AccessPolicy.of(["wecom:BOT1"], [], [])
+    policy = NAMES.policy(["wecom:BOT1"], [], [])
     assert await outcome(redis, keys, policy, wecom("lisi")) is SubmitOutcome.ENQUEUED
     other_bot = to_inbound(
         parse_callback(message_body("q", user="lisi", bot_id="BOT2")).chat, msgid="m-x", text="q", reply_context={}
@@ -91,13 +94,13 @@ async def test_wecom_by_bot_id_as_workspace(redis, keys) -> None:
 
 async def test_feishu_by_open_id_and_lark_alias(redis, keys) -> None:
     for entry in ("feishu:ou_user", "lark:ou_user", "Feishu:ou_user"):
-        policy = AccessPolicy.of([], [], [entry])
+        policy = NAMES.policy([], [], [entry])
         assert await outcome(redis, keys, policy, feishu("ou_user")) is SubmitOutcome.ENQUEUED, entry
         assert await outcome(redis, keys, policy, feishu("ou_stranger")) is SubmitOutcome.NOT_ALLOWED, entry
 
 
 async def test_slack_by_team(redis, keys) -> None:
-    policy = AccessPolicy.of(["slack:T0TEAM01"], [], [])
+    policy = NAMES.policy(["slack:T0TEAM01"], [], [])
     assert await outcome(redis, keys, policy, slack()) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, policy, slack(team="T0FOREIGN")) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, feishu()) is SubmitOutcome.ENQUEUED  # Feishu is not named
@@ -105,33 +108,33 @@ async def test_slack_by_team(redis, keys) -> None:
 
 async def test_unqualified_entries_keep_their_meaning_on_every_platform(redis, keys) -> None:
     # Before qualifiers, ALLOWED_USERS=["42"] admitted id 42 wherever it came from and nobody else.
-    policy = AccessPolicy.of([], [], ["42"])
+    policy = NAMES.policy([], [], ["42"])
     assert await outcome(redis, keys, policy, telegram(42)) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, policy, slack()) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, wecom()) is SubmitOutcome.NOT_ALLOWED
     # a mix: the unqualified entry and the Slack one both apply to Slack
-    mixed = AccessPolicy.of([], [], ["42", "slack:U0USER01"])
+    mixed = NAMES.policy([], [], ["42", "slack:U0USER01"])
     assert await outcome(redis, keys, mixed, slack("U0USER01")) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, mixed, telegram(42)) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, mixed, telegram(43)) is SubmitOutcome.NOT_ALLOWED
 
 
 def test_a_misspelt_platform_is_a_literal_value_and_is_reported() -> None:
-    policy = AccessPolicy.of([], [], ["slak:U0USER01", "telegram:42"])
+    policy = NAMES.policy([], [], ["slak:U0USER01", "telegram:42"])
     assert not policy.allows(slack())  # fails closed: the literal "slak:U0USER01" is nobody's id
     assert policy.unknown_qualifiers() == ["slak:U0USER01"]
-    assert AccessPolicy.of([], [], ["telegram:42", "ou_x"]).unknown_qualifiers() == []
+    assert NAMES.policy([], [], ["telegram:42", "ou_x"]).unknown_qualifiers() == []
 
 
 def test_which_platforms_are_open_to_everyone() -> None:
     assert AccessPolicy().open_platforms(["slack", "telegram"]) == ["slack", "telegram"]
-    policy = AccessPolicy.of(["slack:T1"], [], ["wecom:zhangsan"])
+    policy = NAMES.policy(["slack:T1"], [], ["wecom:zhangsan"])
     assert policy.open_platforms(["slack", "telegram", "feishu", "wecom"]) == ["telegram", "feishu"]
-    assert AccessPolicy.of(["T1"], [], []).open_platforms(["slack", "telegram"]) == []  # unqualified: applies everywhere
+    assert NAMES.policy(["T1"], [], []).open_platforms(["slack", "telegram"]) == []  # unqualified: applies everywhere
 
 
 def test_allows_actor_is_the_message_rule() -> None:
-    policy = AccessPolicy.of(["slack:T1"], ["C1"], ["telegram:42"])
+    policy = NAMES.policy(["slack:T1"], ["C1"], ["telegram:42"])
     assert policy.allows_actor("slack", "T1", "C1", "U9", "T1")  # on Slack the user's own team is checked
     assert not policy.allows_actor("slack", "T1", "C1", "U9", "T2")
     assert not policy.allows_actor("slack", "T1", "C2", "U9", "T1")

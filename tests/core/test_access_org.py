@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 from adapters.feishu.parse import CHOICE_ACTION, CardChoice, Skipped, parse_card_action, parse_message_event
+from adapters.registry import platform_names
 from adapters.slack.blocks import CLARIFY_ACTION_PREFIX
 from adapters.slack.parse import parse_choice, parse_event
 from core.access import AccessPolicy
@@ -16,6 +17,8 @@ from core.ingress import Ingress, SubmitOutcome
 from core.messages import InboundMessage
 from tests.support import fake_slack
 from tests.support.fake_feishu import card_action_event, message_event
+
+NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
 
 OURS, FOREIGN = fake_slack.TEAM, "T0FOREIGN"
 _ids = itertools.count(1)
@@ -51,12 +54,12 @@ async def outcome(redis, keys, policy: AccessPolicy, message: InboundMessage) ->
 
 
 async def test_a_slack_connect_user_of_another_team_is_refused_although_the_channel_team_is_allowed(redis, keys) -> None:
-    policy = AccessPolicy.of([f"slack:{OURS}"], [], [])
+    policy = NAMES.policy([f"slack:{OURS}"], [], [])
     assert await outcome(redis, keys, policy, slack_connect(FOREIGN)) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, slack_connect(None, profile_team=FOREIGN)) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, slack_connect(OURS)) is SubmitOutcome.ENQUEUED
     # an allowlist naming the other team admits its users, in the same channel of ours
-    other = AccessPolicy.of([f"slack:{FOREIGN}"], [], [])
+    other = NAMES.policy([f"slack:{FOREIGN}"], [], [])
     assert await outcome(redis, keys, other, slack_connect(FOREIGN)) is SubmitOutcome.ENQUEUED
 
 
@@ -66,12 +69,12 @@ async def test_a_slack_connect_button_click_is_checked_against_the_clickers_team
     payload["user"]["team_id"] = FOREIGN  # `team` (where the click was delivered) stays ours
     candidate = parse_choice(payload)
     assert candidate is not None and candidate.message.workspace == OURS
-    policy = AccessPolicy.of([f"slack:{OURS}"], [], [])
+    policy = NAMES.policy([f"slack:{OURS}"], [], [])
     assert await outcome(redis, keys, policy, candidate.message) is SubmitOutcome.NOT_ALLOWED
 
 
 async def test_a_feishu_user_of_another_tenant_is_refused(redis, keys) -> None:
-    policy = AccessPolicy.of(["feishu:tenant1"], [], [])
+    policy = NAMES.policy(["feishu:tenant1"], [], [])
     assert await outcome(redis, keys, policy, feishu_external("tenant-outside")) is SubmitOutcome.NOT_ALLOWED
     assert await outcome(redis, keys, policy, feishu_external("tenant1")) is SubmitOutcome.ENQUEUED
 
@@ -82,17 +85,17 @@ async def test_a_feishu_card_click_from_another_tenant_is_refused(redis, keys) -
     payload["event"]["operator"]["tenant_key"] = "tenant-outside"
     choice = parse_card_action(payload)
     assert isinstance(choice, CardChoice)
-    policy = AccessPolicy.of(["feishu:tenant1"], [], [])
+    policy = NAMES.policy(["feishu:tenant1"], [], [])
     assert await outcome(redis, keys, policy, choice.message) is SubmitOutcome.NOT_ALLOWED
 
 
 def test_an_unknown_sender_organisation_is_never_admitted_by_a_workspace_list() -> None:
     # Without the sender's team the workspace list cannot be checked: it fails closed, and only on the
     # platforms that carry one (Telegram and WeCom match the workspace they were delivered to, as before).
-    policy = AccessPolicy.of(["slack:T1", "feishu:tenant1", "wecom:BOT1"], [], [])
+    policy = NAMES.policy(["slack:T1", "feishu:tenant1", "wecom:BOT1"], [], [])
     assert not policy.allows_actor("slack", "T1", "C1", "U1")
     assert policy.allows_actor("slack", "T1", "C1", "U1", "T1")
     assert not policy.allows_actor("slack", "T1", "C1", "U1", "T2")
     assert not policy.allows_actor("feishu", "tenant1", "oc_1", "ou_1")
     assert policy.allows_actor("wecom", "BOT1", "grp", "zhangsan")
-    assert AccessPolicy.of([], [], ["slack:U1"]).allows_actor("slack", "T1", "C1", "U1")  # no workspace list: no check
+    assert NAMES.policy([], [], ["slack:U1"]).allows_actor("slack", "T1", "C1", "U1")  # no workspace list: no check

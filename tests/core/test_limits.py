@@ -1,9 +1,11 @@
 import time
 
-from core.access import AccessPolicy
+from core.access import AccessPolicy, PlatformNames
 from core.ingress import Ingress, SubmitOutcome
 from core.limits import BudgetState, RateLimiter, TokenBudget
 from core.messages import InboundMessage
+
+NAMES = PlatformNames()  # unqualified entries only: no platform names needed
 
 
 async def test_user_limit_allows_exactly_n_then_tells_once(redis, keys):
@@ -45,15 +47,15 @@ async def test_token_budget(redis, keys):
 def test_access_policy():
     m = InboundMessage("slack", "T1", "C1", "1", "U1", "q", "m", "e", False, sender_org="T1")
     assert AccessPolicy().allows(m)
-    assert AccessPolicy.of(["T1"], [], []).allows(m)
-    assert not AccessPolicy.of(["T2"], [], []).allows(m)
-    assert not AccessPolicy.of([], ["C9"], []).allows(m)
-    assert not AccessPolicy.of([], [], ["U9"]).allows(m)
-    assert AccessPolicy.of(["T1"], ["C1"], ["U1"]).allows(m)
+    assert NAMES.policy(["T1"], [], []).allows(m)
+    assert not NAMES.policy(["T2"], [], []).allows(m)
+    assert not NAMES.policy([], ["C9"], []).allows(m)
+    assert not NAMES.policy([], [], ["U9"]).allows(m)
+    assert NAMES.policy(["T1"], ["C1"], ["U1"]).allows(m)
 
 
 async def test_ingress_drops_messages_outside_the_allowlist(redis, keys):
-    ingress = Ingress(redis, keys, 60, AccessPolicy.of(["T-mine"], [], []))
+    ingress = Ingress(redis, keys, 60, NAMES.policy(["T-mine"], [], []))
     foreign = InboundMessage("slack", "T-foreign", "C1", "1", "U1", "q", "m", "e", False)
     assert (await ingress.submit(foreign)).outcome is SubmitOutcome.NOT_ALLOWED
     assert not await redis.exists(keys.jobs)

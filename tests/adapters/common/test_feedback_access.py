@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from adapters.base import AdapterDeps
+from adapters.registry import platform_names
 from adapters.slack.adapter import SlackAdapter
 from core.access import AccessPolicy
 from core.ingress import Ingress
@@ -21,6 +22,8 @@ from tests.support.fake_wecom import FakeQyapi, Scripted, WeComCallbackClient, e
 from tests.support.stack import running_bot
 
 from starlette.applications import Starlette
+
+NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
 
 WECOM_TOKEN = "wecom-fb-token"
 WECOM_AES = "kWxPEV2QE6N1q9oGNVb5XQCMO1XIQV0MPPkO5q5Fj5o"
@@ -51,21 +54,21 @@ async def _click(make_settings: Callable, redis, keys, slack: FakeSlack, policy:
 
 
 async def test_slack_feedback_from_a_user_outside_the_allowlist_is_acked_and_ignored(make_settings, redis, keys, slack) -> None:
-    policy = AccessPolicy.of([], [], ["slack:U0BOSS01"])
+    policy = NAMES.policy([], [], ["slack:U0BOSS01"])
     status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0STRANGER")
     assert status == 200 and stored == {}
     assert not slack.ephemeral  # no "thanks" either
 
 
 async def test_slack_feedback_from_an_allowed_user_is_stored(make_settings, redis, keys, slack) -> None:
-    policy = AccessPolicy.of([f"slack:{TEAM}"], [], ["slack:U0BOSS01"])
+    policy = NAMES.policy([f"slack:{TEAM}"], [], ["slack:U0BOSS01"])
     status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0BOSS01")
     assert status == 200 and list(stored) == [f"slack:{TEAM}:U0BOSS01".encode()]
 
 
 async def test_slack_connect_feedback_from_another_team_is_not_stored(make_settings, redis, keys, slack) -> None:
     # The click arrives at our workspace (`team` is ours) from a Slack Connect user of another organisation.
-    policy = AccessPolicy.of([f"slack:{TEAM}"], [], [])
+    policy = NAMES.policy([f"slack:{TEAM}"], [], [])
     status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0OUTSIDE", user_team="T0FOREIGN")
     assert status == 200 and stored == {}
     status, stored = await _click(make_settings, redis, keys, slack, policy, user="U0INSIDE")

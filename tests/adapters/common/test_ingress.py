@@ -17,8 +17,9 @@ from starlette.applications import Starlette
 from telegram import Update
 
 from adapters.base import AdapterDeps
-from adapters.common.ingress import REDIS_DOWN, Candidate, DedupeIds, IngressPath, Skip, unavailable
+from adapters.common.ingress import REDIS_DOWN, Candidate, IngressPath, Skip, unavailable
 from adapters.feishu.parse import parse_message_event
+from adapters.registry import platform, platform_names
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.inbound import SlackInbox
 from adapters.slack.state import EngagedThreads
@@ -30,6 +31,8 @@ from core.keys import Keys
 from core.messages import InboundMessage
 from tests.support.fake_http import free_port
 from tests.support.fake_slack import BOT_ID, BOT_TOKEN, BOT_USER, SIGNING_SECRET, FakeSlack, sign
+
+NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -58,7 +61,7 @@ def feishu_candidate(event_id: str = "") -> Candidate:
         payload["header"]["event_id"] = event_id
     message = parse_message_event(payload, "ou_bot")
     assert isinstance(message, InboundMessage)
-    return Candidate(message, (DedupeIds.feishu_message(message.message_id),))
+    return Candidate(message, (platform("feishu").dedupe_ids.message(message.message_id),))
 
 
 def wecom_candidate() -> Candidate:
@@ -102,12 +105,13 @@ def inbox(redis: aioredis.Redis, keys: Keys, access: AccessPolicy = AccessPolicy
 def test_dedupe_ids_keep_the_formats_already_stored_in_redis() -> None:
     # Markers written by the previous release live for hours (Feishu retries for 7): a new format
     # would let every retry in flight through as a new question.
-    assert DedupeIds.slack_message("T1", "C1", "1.2") == "msg:T1:C1:1.2"
-    assert DedupeIds.slack_pick("T1", "C1", "1.2", "U1") == "pick:T1:C1:1.2:U1"
-    assert DedupeIds.feishu_message("om_1") == "om_1"
-    assert DedupeIds.feishu_card("om_c") == "card:om_c" and DedupeIds.feishu_card("") == ""
-    assert DedupeIds.telegram_keyboard("tok") == "keyboard:tok"
-    assert DedupeIds.wecom_card("clarify_1") == "card:clarify_1"
+    slack, feishu = platform("slack").dedupe_ids, platform("feishu").dedupe_ids
+    assert slack.message("T1", "C1", "1.2") == "msg:T1:C1:1.2"
+    assert slack.pick("T1", "C1", "1.2", "U1") == "pick:T1:C1:1.2:U1"
+    assert feishu.message("om_1") == "om_1"
+    assert feishu.card("om_c") == "card:om_c" and feishu.card("") == ""
+    assert platform("telegram").dedupe_ids.keyboard("tok") == "keyboard:tok"
+    assert platform("wecom").dedupe_ids.card("clarify_1") == "card:clarify_1"
 
 
 @pytest.mark.parametrize("platform", sorted(CANDIDATES))
@@ -168,7 +172,7 @@ async def test_a_follow_up_in_a_thread_the_bot_is_not_in_writes_nothing(redis, k
 
 async def test_outside_the_allowlist_is_acked_never_queued_and_engages_no_thread(redis, keys) -> None:
     seen: list[tuple[str, SubmitOutcome]] = []
-    policy = AccessPolicy.of([], [], ["slack:U0SOMEONE"])
+    policy = NAMES.policy([], [], ["slack:U0SOMEONE"])
     box = inbox(redis, keys, policy, on_submit=lambda p, o: seen.append((p, o)))
     assert await box.on_event(fixture("slack_mention.json"), BOT_USER, BOT_ID) is SubmitOutcome.NOT_ALLOWED
     assert await box.on_event(fixture("slack_thread_follow_up.json"), BOT_USER, BOT_ID) is SubmitOutcome.NOT_ALLOWED
@@ -180,7 +184,7 @@ async def test_outside_the_allowlist_is_acked_never_queued_and_engages_no_thread
 
 @pytest.mark.parametrize("platform", sorted(CANDIDATES))
 async def test_allowlists_apply_to_every_platform(platform: str, redis, keys) -> None:
-    policy = AccessPolicy.of([], [], [f"{platform}:nobody-here"])
+    policy = NAMES.policy([], [], [f"{platform}:nobody-here"])
     result = await IngressPath(Ingress(redis, keys, 600, policy), platform).take(CANDIDATES[platform]())
     assert result is not None and result.outcome is SubmitOutcome.NOT_ALLOWED
     assert not await redis.exists(keys.jobs)

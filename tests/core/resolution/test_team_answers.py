@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.access import Allowlist
+from adapters.registry import platform_names
 from core.conversation import Conversation
 from core.messages import InboundMessage, ReplyKind
 from core.resolution.team import RedisTeamStore, TeamAnswer, saved_answer_text
@@ -20,7 +20,7 @@ def message(text: str, *, sender: str = "U_ASK", workspace: str = "T1", thread: 
 @pytest.fixture
 def conversation(redis, keys) -> Conversation:  # type: ignore[no-untyped-def]
     return Conversation(RedisSessionStore(redis, keys, 600), team=RedisTeamStore(redis, keys),
-                        experts=Allowlist.parse(["slack:U_EXPERT"]), clock=lambda: 1_767_225_600.0)
+                        experts=platform_names().allowlist(["slack:U_EXPERT"]), clock=lambda: 1_767_225_600.0)
 
 
 def test_the_command_and_its_answer() -> None:
