@@ -21,7 +21,8 @@ from redis.exceptions import RedisError
 from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
-from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind
+from core.confidence import assess
+from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind, Source
 from core.router import MINDIE_COMPONENTS, RouteDecision, resolve_choice, route
 from core.vocabulary.map import VocabularyMap
 from core.session import PendingClarification, Session, SessionStore
@@ -253,6 +254,7 @@ class Conversation:
         env = {**session.env, **offline.signals.as_env()}
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
+        researched: tuple[Source, ...] | None = None  # a model's verified citations, when it answered
         if self._researcher is None:
             answer_text = "\n\n".join((answer_text, *self._missing_docs(repos, language)))
 
@@ -293,6 +295,7 @@ class Conversation:
                     log.warning("could not settle the token spend; Redis unavailable")
             if outcome.ok:
                 answer_text, sources = outcome.text, tuple(outcome.sources)
+                researched = sources
             else:
                 answer_text = f"{text('model_unavailable', language)}\n\n{offline.text}"
 
@@ -306,7 +309,9 @@ class Conversation:
             )
 
         await self._sessions.update(key, store)
-        return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id)
+        sure = assess(offline, repos=repos, seen=seen, resolution=resolved, teammate=teammate,
+                      researched=researched, indexed=self._indexed_repos())
+        return Reply(ReplyKind.ANSWER, answer_text, language, repos=repos, sources=sources, trace_id=trace_id, confidence=sure)
 
     @staticmethod
     def _details(session: Session, language: Language) -> Reply:
@@ -329,19 +334,25 @@ class Conversation:
     def _missing_docs(self, repos: tuple[str, ...], language: Language) -> list[str]:
         """One line per routed product whose docs and code the index lacks (an upstream vLLM question
         on a machine that never cloned vLLM), saying how to add them."""
-        indexed = getattr(self._retriever, "repos_with_files", None)
-        if indexed is None:
-            return []  # no index at all: the offline note already says how to build one
-        try:
-            have = indexed()
-        except Exception:  # noqa: BLE001 - a note is not worth failing the answer
-            return []
+        have = self._indexed_repos()
+        if have is None:
+            return []  # no index at all (the offline note already says how to build one), or it failed
         kb = load_knowledge_base()
         return [
             text("docs_not_indexed", language, product=info.display_name, repo=repo)
             for repo in repos
             if repo not in have and (info := kb.repository(repo)) is not None
         ]
+
+    def _indexed_repos(self) -> set[str] | None:
+        """The repositories whose docs and code the index holds; None without an index."""
+        indexed = getattr(self._retriever, "repos_with_files", None)
+        if indexed is None:
+            return None
+        try:
+            return set(indexed())
+        except Exception:  # noqa: BLE001 - a note is not worth failing the answer
+            return None
 
     async def _save_team_answer(self, message: InboundMessage, session: Session, answer: str, language: Language) -> Reply:
         if self._team is None or not self._experts.raw:

@@ -10,7 +10,10 @@ import json
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # core.confidence imports this module
+    from core.confidence import Confidence
 
 Language = Literal["zh", "en"]
 
@@ -97,6 +100,7 @@ class Reply:
     options: tuple[Option, ...] = ()
     sources: tuple[Source, ...] = ()
     trace_id: str = ""
+    confidence: Confidence | None = None  # every answer has one (core/confidence.py); other replies None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,7 @@ class Reply:
             "text": self.text,
             "sources": [{"title": s.title, "url": s.url} for s in self.sources],
             "language": self.language,
+            "confidence": self.confidence.level if self.confidence is not None else None,
         }
 
 

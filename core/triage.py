@@ -176,6 +176,8 @@ class TriageResult:
     sources: tuple[Source, ...]
     signals: Signals
     report: DiagnosticReport | None = None
+    concluded: bool = False  # a knowledge-base entry matched on a signature or trigger leads (core/confidence.py)
+    passages: tuple[Passage, ...] = ()  # the index passages offered (facts and the leading thread taken out)
 
 
 # ----------------------------------------------------------- version checks
@@ -927,7 +929,8 @@ def triage(
     answer = "\n\n".join(p for p in parts if p)
     fact_sources = [_fact_source(f, kb) for f in report.product_facts if any(r in f.products for r in routed)]
     sources = _unique_sources([*thread_sources, *(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
-    return TriageResult(text=answer, sources=sources, signals=report.signals, report=report)
+    return TriageResult(text=answer, sources=sources, signals=report.signals, report=report,
+                        concluded=found is not None, passages=tuple(passages))
 
 
 def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = None) -> TriageResult | None:

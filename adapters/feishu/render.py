@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from adapters.common.confidence import answer_body
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import InboundMessage, Reply, ReplyKind, Source
@@ -194,7 +195,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         tail.append(options_markdown(reply))
         buttons = [button(o.label, choice_value(o.key, o.label, message, reply.language), i) for i, o in enumerate(reply.options)]
-    full = to_card_markdown("\n\n".join(p for p in [reply.text, *tail] if p))
+    full = to_card_markdown("\n\n".join(p for p in [answer_body(reply), *tail] if p))
     template = "red" if reply.kind is ReplyKind.ERROR else None
     skeleton = card_body_size(card("", buttons=buttons, template=template)) + 200  # summary + part marker
     chunks = split_markdown(full, limit - skeleton, double_json_cost)
@@ -209,7 +210,7 @@ def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LI
 
 def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
     """Plain-text fallback when cards fail: the Markdown source is readable as is."""
-    parts = [defang(sanitize_markdown_links(reply.text))]
+    parts = [defang(sanitize_markdown_links(answer_body(reply)))]
     if reply.sources:
         parts.append(defang(sources_markdown(reply.sources, reply.language)))
     if reply.kind is ReplyKind.CLARIFY and reply.options:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from redis.asyncio import Redis
 
 from adapters.base import Capabilities, Delivered
+from adapters.common.confidence import answer_body
 from adapters.common.delivery import Delivery
 from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
@@ -136,7 +137,7 @@ class FeishuPlatform(PushPlatform):
         return "red" if reply.kind is ReplyKind.ERROR else None
 
     def document(self, reply: Reply) -> str:
-        return render.to_card_markdown("\n\n".join(p for p in [reply.text, *self._tail(reply)] if p))
+        return render.to_card_markdown("\n\n".join(p for p in [answer_body(reply), *self._tail(reply)] if p))
 
     def cost(self, text: str) -> int:
         return double_json_cost(text)

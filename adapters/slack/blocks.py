@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.common.confidence import answer_body
 from adapters.common.links import sanitize_markdown_links
 from adapters.common.sources import sources_title
 from adapters.common.split import split_markdown
@@ -116,7 +117,7 @@ def trailing_blocks(reply: Reply) -> list[dict[str, Any]]:
 
 
 def reply_mrkdwn(reply: Reply) -> str:
-    body = to_mrkdwn(reply.text)
+    body = to_mrkdwn(answer_body(reply))
     if reply.sources:
         body = f"{body}\n\n{_sources_mrkdwn(reply.sources, reply.language)}".strip()
     return body
@@ -138,7 +139,7 @@ def render_messages(reply: Reply) -> list[SlackMessage]:
 def reply_markdown(reply: Reply) -> str:
     """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged and links
     to anything but http(s) reduced to their label (Slack renders this Markdown itself)."""
-    body = reply.text.strip()
+    body = answer_body(reply).strip()
     if reply.sources:
         body = f"{body}\n\n{_sources_markdown(reply.sources, reply.language)}"
     return defang_markdown(sanitize_markdown_links(body))

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 
 from adapters.common.codespans import code_spans
+from adapters.common.confidence import answer_body
 from adapters.common.links import TITLE, URL, is_web_url
 from adapters.common.sources import sources_title
 from core.messages import Reply, Source
@@ -224,7 +225,7 @@ def sources_markdown(sources: Iterable[Source], language: str) -> str:
 
 def reply_markdown(reply: Reply) -> str:
     """The whole reply as Markdown: the core's text, then its sources."""
-    parts = [reply.text.strip()]
+    parts = [answer_body(reply).strip()]
     # research answers already end with their verified sources: never list them twice
     sources = sources_markdown(reply.sources, reply.language)
     if sources:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from adapters.common.confidence import answer_body
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.sources import sources_title
 from core.messages import Reply
@@ -35,7 +36,7 @@ def strip_controls(text: str) -> str:
 
 
 def render_text(reply: Reply) -> str:
-    body = sanitize_markdown_links(strip_controls(reply.text)).rstrip()
+    body = sanitize_markdown_links(strip_controls(answer_body(reply))).rstrip()
     if reply.sources:
         # escape sequences out first, then plain text: an issue's title is anyone's, never markup
         lines = [_source_line(plain_line(strip_controls(s.title)), strip_controls(s.url)) for s in reply.sources]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.common.confidence import answer_body
 from adapters.common.links import is_web_url, sanitize_markdown_links
 from adapters.common.split import split_markdown
 from core.messages import Language, Progress, Reply, ReplyKind
@@ -88,7 +89,7 @@ def _link(title: str, url: str) -> str:
 
 def render_reply(reply: Reply) -> str:
     """The whole reply as one Markdown text: body, numbered options, sources."""
-    parts = [to_wecom_markdown(reply.text)]
+    parts = [to_wecom_markdown(answer_body(reply))]
     if reply.kind is ReplyKind.CLARIFY and reply.options:
         numbered = [f"{i}. {defang(o.label)}" for i, o in enumerate(reply.options, 1)]
         if not all(line in parts[0] for line in numbered):  # the core usually lists them already

@@ -105,6 +105,8 @@ class QuestionResult:
     action: Action = "other"
     reply_kind: str = ""
     reply_language: str = ""
+    confidence: str = ""  # "high" | "medium" | "low" on an answer (core/confidence.py), else ""
+    confidence_reason: str = ""  # what the level rests on ("resolution", "passages", "nothing"...)
     repos: tuple[str, ...] = ()
     text: str = ""
     sources: tuple[str, ...] = ()
@@ -170,6 +172,8 @@ class QuestionResult:
                 "action": self.action,
                 "kind": self.reply_kind,
                 "language": self.reply_language,
+                "confidence": self.confidence or None,
+                "confidence_reason": self.confidence_reason or None,
                 "repos": list(self.repos),
                 "text": self.text,
                 "sources": list(self.sources),

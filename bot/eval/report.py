@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.eval import calibration
 from bot.eval.metrics import QuestionResult, aggregate, cost
 
 _COLUMNS: tuple[tuple[str, str], ...] = (
@@ -49,11 +50,13 @@ def build_report(results: Sequence[QuestionResult], run: dict[str, Any], *, judg
     judge_errors = [{"id": r.id, "error": r.judge_error} for r in results if r.judge_error]
     wrong_tags = Counter(w["tag"] for r in results if r.judge is not None for w in r.judge.wrong)
     usefulness = Counter(r.judge.usefulness for r in results if r.judge is not None and r.judge.usefulness)
+    levels = calibration.calibration(results, judged=judged)
     return {
         "run": run,
         "overall": aggregate(results, judged=judged),
         "by_category": {name: aggregate(group, judged=judged) for name, group in groups.items()},
         "cost": {"overall": cost(results), "by_category": {name: cost(group) for name, group in groups.items()}},
+        "calibration": {"levels": levels, "high_over_low": calibration.separation(levels)},
         "links": {
             "valid": statuses["valid"],
             "failed": statuses["failed"],
@@ -90,12 +93,17 @@ def table_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def plain_table(report: dict[str, Any]) -> str:
-    rows = table_rows(report)
+def _plain(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def plain_table(report: dict[str, Any]) -> str:
+    """The metrics per category, then the calibration table and its one-line check."""
+    levels = report["calibration"]["levels"]
+    return "\n\n".join((_plain(table_rows(report)), _plain(calibration.rows(levels)), calibration.summary(levels)))
 
 
 def _markdown_table(rows: list[list[str]]) -> list[str]:
@@ -124,6 +132,8 @@ def markdown(report: dict[str, Any]) -> str:
     else:
         lines.append("- facts: not graded (run with `--judge` and a configured model)")
     lines += ["", "## Metrics", "", *_markdown_table(table_rows(report)), ""]
+    levels = report["calibration"]["levels"]
+    lines += ["## Confidence calibration", "", *_markdown_table(calibration.rows(levels)), "", calibration.summary(levels) + ".", ""]
     c = report["cost"]["overall"]
     lines += [
         "## Cost per answer",

@@ -88,6 +88,8 @@ def record_reply(result: QuestionResult, reply: Reply, bases: RepoBases) -> None
     result.action = _ACTIONS.get(reply.kind, "other")
     result.reply_kind = reply.kind.value
     result.reply_language = reply.language
+    if reply.confidence is not None:
+        result.confidence, result.confidence_reason = reply.confidence.level, reply.confidence.reason
     result.repos = tuple(reply.repos)
     result.text = reply.text
     result.sources = tuple(s.url for s in reply.sources)
