@@ -9,6 +9,7 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from adapters.terminal.render import render_json, render_text
@@ -161,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("--max-pages", type=int, metavar="N", help="with --issues: stop each repository after N pages")
     sync.add_argument("--full", action="store_true",
                       help="with --issues: list everything now and drop the threads the host no longer lists")
+    sync.add_argument("--from", dest="from_dir", metavar="DIR", type=Path,
+                      help="adopt clones, NAME.bundle files or .tar.gz/.zip archives copied into DIR (no network)")
     imp = sub.add_parser("import", help="add issue/PR thread dumps (JSON Lines) to DATA_DIR/issues (docs/issues-sync.md)")
     imp.add_argument("file", help="a .jsonl file, one thread per line")
     imp.add_argument("--repo", metavar="OWNER/NAME", help="the repository of lines that do not name one")
@@ -183,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--max-pages takes a positive number and only applies with --issues")
     if args.command == "sync" and args.full and not args.issues:
         parser.error("--full only applies with --issues")
+    if args.command == "sync" and args.from_dir is not None and args.issues:
+        parser.error("--from adopts repository copies; it does not apply with --issues")
     settings = settings_model()()  # every registered platform's settings
     quiet = args.command in ("ask", "chat", "eval", "search")
     from core.research.redact import Redactor  # noqa: PLC0415
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(run_issues_sync(settings, args.repos, args.max_pages, full=args.full))
         from bot.sync_command import run_sync  # noqa: PLC0415
 
-        return asyncio.run(run_sync(settings, args.repos))
+        return asyncio.run(run_sync(settings, args.repos, args.from_dir))
     if args.command == "eval":
         from bot.eval.command import cmd_eval  # noqa: PLC0415
 

@@ -84,9 +84,6 @@ async def run_doctor(settings: Settings) -> int:
             print(f"[info] {platform}: off (set {', '.join(missing)})")
     problems += _print_access(settings)
 
-    repos_dir = settings.repos_dir
-    clones = sorted(p.parent.name + "/" + p.name for p in repos_dir.glob("*/*") if (p / ".git").exists() or (p / "HEAD").exists()) if repos_dir.exists() else []
-    print(f"[info] local clones in {repos_dir}: {', '.join(clones) or 'none (run `python -m bot sync`)'}")
     from bot.index_command import index_status_lines  # noqa: PLC0415
 
     for line in index_status_lines(settings):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.settings import Settings
 from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, build_index
+from core.index.gitfiles import GitListingError, head_commit
 from core.index.store import current_generation
 from core.issue_store import issues_dir
 from core.resolution.memory import RepoInput, build_memory
@@ -103,25 +104,52 @@ def _age(created_at: str, now: float) -> str:
 
 
 def index_status_lines(settings: Settings, now: float | None = None) -> list[str]:
-    """What `doctor` says about the knowledge index: repositories, commits, units, age."""
+    """What `doctor` says about the knowledge index (generation, units, age) and, for every repository,
+    whether it is cloned (at which commit) and indexed (at which commit, how much)."""
     name = current_generation(settings.index_path)
+    manifest: dict = {}
     if name is None:
-        return [f"[info] no knowledge index in {settings.index_path}: answers quote no passages, search_docs is off "
-                "(run `python -m bot index`)"]
-    try:
-        manifest = json.loads((settings.index_path / name / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return [f"[FAIL] knowledge index in {settings.index_path} is unreadable ({type(exc).__name__}): rebuild it"]
-    age = _age(str(manifest.get("created_at", "")), time.time() if now is None else now)
-    lines = [f"[ok]   knowledge index {name}: {manifest.get('units', 0)} units, {age}, at {settings.index_path}"]
-    for repo, info in sorted(manifest.get("repos", {}).items()):
-        if not info.get("units"):
-            # Questions about it still get answers, from the knowledge base and its threads only.
-            lines.append(f"[info]   {repo}: no clone indexed, so answers about it quote no docs or code "
-                         f"(`python -m bot sync {repo}` then `python -m bot index`)")
-        if not info.get("units") and not info.get("issues"):
-            continue
-        issues = f", {info['issues']} issues" if info.get("issues") else ""
-        commit = (info.get("commit") or "-")[:12]
-        lines.append(f"[info]   {repo} at {commit}: {info.get('units', 0)} units{issues}")
+        lines = [f"[info] no knowledge index in {settings.index_path}: answers quote no passages, search_docs is off "
+                 "(run `python -m bot index`)"]
+    else:
+        try:
+            manifest = json.loads((settings.index_path / name / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return [f"[FAIL] knowledge index in {settings.index_path} is unreadable ({type(exc).__name__}): rebuild it"]
+        age = _age(str(manifest.get("created_at", "")), time.time() if now is None else now)
+        lines = [f"[ok]   knowledge index {name}: {manifest.get('units', 0)} units, {age}, at {settings.index_path}"]
+    indexed = manifest.get("repos", {})
+    clones = {repo.name: _clone_commit(local_path(settings.repos_dir, repo)) for repo in REPOSITORIES}
+    lines.append(f"[info] repositories in {settings.repos_dir}: {sum(c is not None for c in clones.values())} "
+                 f"of {len(clones)} cloned")
+    for repo in REPOSITORIES:
+        lines.append(f"[info]   {repo.name}: " + _repository_state(repo.name, clones[repo.name], indexed.get(repo.name, {})))
     return lines
+
+
+def _clone_commit(clone: Path) -> str | None:
+    """The clone's HEAD commit, '' when it cannot be read, None when there is no clone."""
+    if not _has_clone(clone):
+        return None
+    try:
+        return head_commit(clone)
+    except GitListingError:
+        return ""
+
+
+def _repository_state(repo: str, clone_commit: str | None, info: dict) -> str:
+    units, issues, commit = info.get("units", 0), info.get("issues", 0), str(info.get("commit") or "")
+    issue_part = f", {issues} issues" if issues else ""
+    if units:
+        index_part = f"indexed at {commit[:12] or '-'}: {units} units{issue_part}"
+    elif issues:
+        index_part = f"{issues} issues indexed, no docs or code"
+    else:
+        index_part = "not indexed"
+    if clone_commit is None:
+        held = " (from an earlier clone)" if units else "" if issues else ": answers about it quote no docs or code"
+        return (f"not cloned, {index_part}{held} (`python -m bot sync {repo}`, "
+                "or `python -m bot sync --from DIR` with a copy made elsewhere)")
+    clone_part = f"cloned at {clone_commit[:12]}" if clone_commit else "cloned (HEAD unreadable)"
+    stale = not units or (clone_commit and commit and clone_commit != commit)
+    return f"{clone_part}, {index_part}" + (" (`python -m bot index` to index the clone)" if stale else "")

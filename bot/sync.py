@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from bot.settings import Settings
 from core.research.git import GitError, run_git
@@ -29,6 +30,7 @@ Action = Literal["cloned", "updated", "failed"]
 ProgressFn = Callable[[str], Any]
 
 _USERINFO = re.compile(r"://[^/@\s]+@")
+_SCP_LIKE = re.compile(r"^[^@/\s]+@([^:/\s]+):(.*)$")
 _PARALLEL = 3
 
 
@@ -40,6 +42,7 @@ class SyncResult:
     commit: str = ""
     error: str = ""
     seconds: float = 0.0
+    host: str = ""  # where the clone came from (host name or local path, never credentials): for the summary
 
     @property
     def ok(self) -> bool:
@@ -80,17 +83,18 @@ async def _sync_one(settings: Settings, repo: RepoInfo, redact: Redactor) -> Syn
     started = time.monotonic()
     target = local_path(settings.repos_dir, repo)
     url = clone_url(repo, dict(settings.repo_urls))
+    host = url_host(url)
     timeout = settings.repo_sync_timeout_seconds
     shallow = settings.repo_sync_mode == "shallow"
     try:
         if (target / ".git").exists():
             action: Action = "updated"
-            await _checked(["remote", "set-url", "origin", url], target, timeout)
+            await checked_git(["remote", "set-url", "origin", url], target, timeout)
             fetch = ["fetch", "-q", "--depth", "1", "origin", "HEAD"] if shallow else ["fetch", "-q", "--tags", "origin", "HEAD"]
-            await _checked(fetch, target, timeout)
-            await _checked(["reset", "-q", "--hard", "FETCH_HEAD"], target, timeout)
+            await checked_git(fetch, target, timeout)
+            await checked_git(["reset", "-q", "--hard", "FETCH_HEAD"], target, timeout)
         elif target.exists() and any(target.iterdir()):
-            return SyncResult(repo.name, "failed", str(target), error="the directory exists and is not a git clone")
+            return SyncResult(repo.name, "failed", str(target), error="the directory exists and is not a git clone", host=host)
         else:
             action = "cloned"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +102,7 @@ async def _sync_one(settings: Settings, repo: RepoInfo, redact: Redactor) -> Syn
             shutil.rmtree(partial, ignore_errors=True)
             mode = ["--depth", "1", "--single-branch", "--no-tags"] if shallow else ["--filter=blob:none"]
             try:
-                await _checked(["clone", "-q", *mode, "--", url, str(partial)], None, timeout)
+                await checked_git(["clone", "-q", *mode, "--", url, str(partial)], None, timeout)
                 if target.exists():
                     target.rmdir()  # empty directory left by an earlier attempt
                 partial.rename(target)
@@ -106,14 +110,42 @@ async def _sync_one(settings: Settings, repo: RepoInfo, redact: Redactor) -> Syn
                 shutil.rmtree(partial, ignore_errors=True)
         head = await run_git(["rev-parse", "HEAD"], target, 30)
         commit = head.stdout.decode().strip() if head.ok else ""
-        return SyncResult(repo.name, action, str(target), commit, seconds=time.monotonic() - started)
+        return SyncResult(repo.name, action, str(target), commit, seconds=time.monotonic() - started, host=host)
     except (GitError, OSError) as exc:
         error = redact(_USERINFO.sub("://***@", str(exc)))
-        return SyncResult(repo.name, "failed", str(target), error=error, seconds=time.monotonic() - started)
+        return SyncResult(repo.name, "failed", str(target), error=error, seconds=time.monotonic() - started, host=host)
 
 
-async def _checked(args: list[str], cwd: Path | None, timeout: float) -> None:
+def split_clone_url(url: str) -> tuple[str, str]:
+    """(host, path) of a clone URL: https://, ssh://, scp-like git@host:path; the host is '' for a local
+    path or file://. Never the user or password written into it."""
+    text = url.strip()
+    if "://" not in text:
+        scp = _SCP_LIKE.match(text)
+        return (scp.group(1), scp.group(2)) if scp else ("", text)
+    parts = urlsplit(text)
+    return ("" if parts.scheme == "file" else parts.hostname or ""), parts.path
+
+
+def url_host(url: str) -> str:
+    """Where a clone comes from, for a person: the host name, or the path of a local repository."""
+    host, path = split_clone_url(url)
+    return host or path
+
+
+async def checked_git(args: list[str], cwd: Path | None, timeout: float) -> None:
+    """Run git; on failure raise GitError naming the subcommand and git's own error line."""
     result = await run_git(args, cwd, timeout)
     if not result.ok:
-        message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {message[-1] if message else 'exit ' + str(result.returncode)}"[:300])
+        verb = next((a for a in args if not a.startswith("-")), args[0])
+        raise GitError(f"git {verb} failed: {git_error_line(result.stderr) or 'exit ' + str(result.returncode)}"[:300])
+
+
+def git_error_line(stderr: bytes) -> str:
+    """The line of git's stderr that says what went wrong: the first `fatal:`/`error:` line (the last
+    line is often advice such as "and the repository exists."), else the last line."""
+    lines = [line.strip() for line in stderr.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[-1] if lines else ""

@@ -52,6 +52,10 @@ def test_doctor_names_every_repository_indexed_without_its_clone(tmp_path) -> No
     manifest = {"created_at": "2026-12-03T00:00:00Z", "units": 5,
                 "repos": {"vllm-project/vllm": {"units": 0, "issues": 30}, "vllm-project/vllm-ascend": {"units": 5}}}
     (gen / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    lines = index_status_lines(Settings(_env_file=None, INDEX_DIR=str(tmp_path / "index")))  # type: ignore[call-arg]
-    missing = [line for line in lines if "no clone indexed" in line]
-    assert len(missing) == 1 and "python -m bot sync vllm-project/vllm`" in missing[0]
+    lines = index_status_lines(Settings(_env_file=None, INDEX_DIR=str(tmp_path / "index"),  # type: ignore[call-arg]
+                                        REPOS_DIR=str(tmp_path / "repos")))
+    vllm = [line for line in lines if line.startswith("[info]   vllm-project/vllm: ")]
+    assert vllm == ["[info]   vllm-project/vllm: not cloned, 30 issues indexed, no docs or code (`python -m bot sync "
+                    "vllm-project/vllm`, or `python -m bot sync --from DIR` with a copy made elsewhere)"]
+    assert "[info]   vllm-project/vllm-ascend: not cloned, indexed at -: 5 units (from an earlier clone) (" in "\n".join(lines)
+    assert sum("answers about it quote no docs or code" in line for line in lines) == 7  # the seven never indexed

@@ -16,18 +16,27 @@ ASCEND = "vllm-project/vllm-ascend"
 
 def test_doctor_lines_without_and_with_an_index(make_settings) -> None:  # type: ignore[no-untyped-def]
     settings = make_settings()
-    (line,) = index_status_lines(settings)
-    assert line.startswith("[info] no knowledge index") and "python -m bot index" in line
+    lines = index_status_lines(settings)
+    assert lines[0].startswith("[info] no knowledge index") and "python -m bot index" in lines[0]
+    assert lines[1] == f"[info] repositories in {settings.repos_dir}: 0 of 9 cloned"
+    assert all(": not cloned, not indexed: " in line for line in lines[2:]) and len(lines) == 11
     commits = make_index_repos(settings.repos_dir)
     refresh_index(settings, None, say=lambda _: None)
     created = calendar.timegm(time.gmtime())
     lines = index_status_lines(settings, now=created + 3 * 3600)
     assert lines[0].startswith("[ok]   knowledge index gen-") and "3.0 h old" in lines[0]
-    assert any(l.startswith(f"[info]   {ASCEND} at {commits[ASCEND][:12]}: ") and l.endswith(" units") for l in lines)
-    # not cloned, nothing indexed: only the line that says how to add it
+    assert lines[1] == f"[info] repositories in {settings.repos_dir}: 2 of 9 cloned"
+    ascend = commits[ASCEND][:12]
+    assert any(l.startswith(f"[info]   {ASCEND}: cloned at {ascend}, indexed at {ascend}: ") and l.endswith(" units")
+               for l in lines)
+    # not cloned, nothing indexed: one line that says so and how to add it
     assert [l for l in lines if "sgl-project/sglang" in l] == [
-        "[info]   sgl-project/sglang: no clone indexed, so answers about it quote no docs or code "
-        "(`python -m bot sync sgl-project/sglang` then `python -m bot index`)"]
+        "[info]   sgl-project/sglang: not cloned, not indexed: answers about it quote no docs or code "
+        "(`python -m bot sync sgl-project/sglang`, or `python -m bot sync --from DIR` with a copy made elsewhere)"]
+    # a clone that moved on since the index was built says so
+    commit_files(settings.repos_dir / ASCEND, {"docs/new.md": "# New\n"})
+    moved = next(l for l in index_status_lines(settings) if l.startswith(f"[info]   {ASCEND}: "))
+    assert f"indexed at {ascend}" in moved and moved.endswith("(`python -m bot index` to index the clone)")
 
 
 def test_doctor_flags_an_unreadable_index(make_settings) -> None:  # type: ignore[no-untyped-def]
