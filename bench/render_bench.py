@@ -4,8 +4,9 @@ Every attack is a ~200 KB answer built from one repeated unit, as one long line 
 lines: brackets, half links, emphasis markers, backtick runs, angle brackets, Slack specials,
 escape sequences, plus a few lines shaped against a particular pattern (a heading or fence marker
 followed by a long run of spaces, a table separator, nested quotes). Each cell is what the
-responder calls to turn a Reply into what it sends: Slack section messages and the streaming
-Markdown, Feishu cards, Telegram HTML chunks, WeCom stream chunks, terminal text.
+responder sends for a Reply, laid out by the production path: Slack section messages and the streaming
+Markdown, Feishu cards, Telegram HTML messages (each through its responder's delivery engine), WeCom
+stream chunks, terminal text.
 
     .venv/bin/python bench/render_bench.py [--size 200000] [--limit 10]
 
@@ -23,23 +24,12 @@ from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from adapters.feishu.render import reply_cards  # noqa: E402
-from adapters.slack.blocks import render_messages, reply_markdown as slack_markdown  # noqa: E402
-from adapters.telegram.render import render_blocks, reply_markdown as telegram_markdown  # noqa: E402
-from adapters.telegram.split import split_html  # noqa: E402
-from adapters.terminal.render import render_text  # noqa: E402
-from adapters.wecom.render import lay_out, render_reply  # noqa: E402
-from core.messages import InboundMessage, Reply, ReplyKind, Source  # noqa: E402
+from core.messages import Reply, ReplyKind, Source  # noqa: E402
+from tests.support.rendered import SENT  # noqa: E402
 
-_QUESTION = InboundMessage("feishu", "tenant", "oc_chat", "om_root", "ou_user", "q", "om_q", "ev", False)
-
-PLATFORMS: dict[str, Callable[[Reply], object]] = {
-    "slack": lambda r: (render_messages(r), slack_markdown(r)),
-    "feishu": lambda r: reply_cards(r, _QUESTION),
-    "telegram": lambda r: split_html(render_blocks(telegram_markdown(r))),
-    "wecom": lambda r: lay_out(render_reply(r), r.language),
-    "terminal": render_text,
-}
+# Each platform's production path: its responder's delivery engine (split + render), Slack's stream,
+# WeCom's stream layout, the terminal renderer (tests/support/rendered.py, shared with the hostile-input tests).
+PLATFORMS: dict[str, Callable[[Reply], object]] = dict(SENT)
 
 NORMAL = """## Running Qwen2.5-7B on Ascend 910B with vllm-ascend
 

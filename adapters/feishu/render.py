@@ -1,11 +1,12 @@
-"""Pure rendering: core Markdown → Feishu card JSON 2.0 (markdown component) and text fallback.
+"""Pure rendering: core Markdown → Feishu card JSON 2.0 (markdown component).
 
 The card markdown component understands headings, lists, fenced code with a
 language, links and tables, so the core's Markdown passes through mostly as is.
 What changes: `<at …>`, `<a …>` and `<link …>` tags are defanged (model output must never ping a
 whole group, nor link past verification), links and images to anything but http(s) keep only their label (issue 16), nested list
-indentation is widened to the 4 spaces Feishu expects, and long answers are
-split so every request body stays under the 30 KB card limit.
+indentation is widened to the 4 spaces Feishu expects. The responder (responder.py) splits long
+answers through the shared delivery engine so every request body stays under the 30 KB card limit;
+a refused card is re-sent as its own Markdown.
 """
 from __future__ import annotations
 
@@ -13,14 +14,11 @@ import json
 import re
 from typing import Any
 
-from adapters.common.confidence import answer_body
 from adapters.common.links import is_web_url, sanitize_markdown_links
-from adapters.feishu.split import double_json_cost, split_markdown
-from core.messages import InboundMessage, Reply, ReplyKind, Source
+from core.messages import Reply, ReplyKind, Source
 from core.untrusted_text import plain_line
 
 CARD_BODY_LIMIT = 30 * 1024  # bytes per card/post request body
-TEXT_BODY_LIMIT = 150 * 1024  # bytes per text request body
 _CARD_MARGIN = 1024  # uuid, reply_in_thread, field order: room we do not measure exactly
 ANSWER_ELEMENT = "answer"
 STATUS_ELEMENT = "status"
@@ -169,10 +167,6 @@ def button(label: str, value: dict[str, Any], index: int) -> dict[str, Any]:
     }
 
 
-def working_card(progress_lines: list[str], language: str, streaming: bool) -> dict[str, Any]:
-    return card(working_markdown(progress_lines, language), element_id=STATUS_ELEMENT, streaming=streaming)
-
-
 def working_markdown(progress_lines: list[str], language: str) -> str:
     # progress lines can quote tool output: the same link rule as answers
     lines = [labels(language)["working"], *(f"- {defang(sanitize_markdown_links(p))}" for p in progress_lines)]
@@ -183,36 +177,3 @@ def card_body_size(card_json: dict[str, Any]) -> int:
     """Bytes of a reply request body carrying this card (what Feishu limits to 30 KB)."""
     body = {"content": json.dumps(card_json, ensure_ascii=False), "msg_type": "interactive"}
     return len(json.dumps(body, ensure_ascii=False).encode("utf-8")) + _CARD_MARGIN
-
-
-def reply_cards(reply: Reply, message: InboundMessage, limit: int = CARD_BODY_LIMIT) -> list[dict[str, Any]]:
-    """The cards for a reply: the answer split under `limit`, sources in the last, buttons for options."""
-    from adapters.feishu.parse import choice_value  # local: parse ↔ render stay independent modules
-
-    # research answers already end with their verified sources: never list them twice
-    tail = [sources_markdown(reply.sources, reply.language)] if reply.sources else []
-    buttons: list[dict[str, Any]] = []
-    if reply.kind is ReplyKind.CLARIFY and reply.options:
-        tail.append(options_markdown(reply))
-        buttons = [button(o.label, choice_value(o.key, o.label, message, reply.language), i) for i, o in enumerate(reply.options)]
-    full = to_card_markdown("\n\n".join(p for p in [answer_body(reply), *tail] if p))
-    template = "red" if reply.kind is ReplyKind.ERROR else None
-    skeleton = card_body_size(card("", buttons=buttons, template=template)) + 200  # summary + part marker
-    chunks = split_markdown(full, limit - skeleton, double_json_cost)
-    n = len(chunks)
-    cards = []
-    for i, chunk in enumerate(chunks, 1):
-        if n > 1:
-            chunk += "\n\n" + labels(reply.language)["part"].format(i=i, n=n)
-        cards.append(card(chunk, buttons=buttons if i == n else None, template=template))
-    return cards
-
-
-def text_chunks(reply: Reply, limit: int = TEXT_BODY_LIMIT) -> list[str]:
-    """Plain-text fallback when cards fail: the Markdown source is readable as is."""
-    parts = [defang(sanitize_markdown_links(answer_body(reply)))]
-    if reply.sources:
-        parts.append(defang(sources_markdown(reply.sources, reply.language)))
-    if reply.kind is ReplyKind.CLARIFY and reply.options:
-        parts.append(defang(options_markdown(reply)))
-    return split_markdown("\n\n".join(p for p in parts if p), limit - _CARD_MARGIN - 64, double_json_cost)

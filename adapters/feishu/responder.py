@@ -253,6 +253,12 @@ class FeishuResponder:
         platform = FeishuPlatform(caps, api=api, records=records, message=message, job_id=job_id, cardkit=cardkit)
         self._engine = Delivery(platform, records, job_id, clock=clock)
 
+    @property
+    def engine(self) -> Delivery:
+        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
+        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
+        return self._engine
+
     async def progress(self, update: Progress) -> None:
         await self._engine.progress(update)
 

@@ -123,19 +123,6 @@ def reply_mrkdwn(reply: Reply) -> str:
     return body
 
 
-def render_messages(reply: Reply) -> list[SlackMessage]:
-    """The reply as mrkdwn section messages, in order; buttons on the last one."""
-    sections = split_text(reply_mrkdwn(reply), SECTION_LIMIT) or [escape(ui_text("thinking", reply.language))]
-    groups = [sections[i : i + SECTIONS_PER_MESSAGE] for i in range(0, len(sections), SECTIONS_PER_MESSAGE)]
-    messages: list[SlackMessage] = []
-    for n, group in enumerate(groups):
-        blocks: list[dict[str, Any]] = [section(s) for s in group]
-        if n == len(groups) - 1:
-            blocks += trailing_blocks(reply)
-        messages.append(SlackMessage(text="\n\n".join(group), blocks=tuple(blocks)))
-    return messages
-
-
 def reply_markdown(reply: Reply) -> str:
     """The reply as standard Markdown for streaming (`markdown_text`), mentions defanged and links
     to anything but http(s) reduced to their label (Slack renders this Markdown itself)."""

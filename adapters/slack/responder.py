@@ -305,6 +305,12 @@ class SlackResponder:
         )
         self._engine = Delivery(platform, deliveries, job_id, clock=clock)
 
+    @property
+    def engine(self) -> Delivery:
+        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
+        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
+        return self._engine
+
     async def progress(self, update: Progress) -> None:
         await self._engine.progress(update)
 

@@ -201,6 +201,12 @@ class TelegramResponder:
         records = DeliveryRecords(redis, keys, PLATFORM, record_ttl)
         self._engine = Delivery(platform, records, job_id, keepalive_for=deadline, placeholder_grace=PUMP_GRACE)
 
+    @property
+    def engine(self) -> Delivery:
+        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
+        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
+        return self._engine
+
     async def progress(self, update: Progress) -> None:
         await self._engine.progress(update)
 

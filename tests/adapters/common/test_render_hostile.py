@@ -12,45 +12,15 @@ from collections.abc import Callable
 
 import pytest
 
-from adapters.feishu.parse import parse_message_event
-from adapters.feishu.render import reply_cards
-from adapters.slack.blocks import render_messages, reply_markdown as slack_markdown
+from adapters.feishu.responder import card_markdown
 from adapters.slack.render import plain
-from adapters.telegram.render import render_blocks, reply_markdown as telegram_markdown
-from adapters.telegram.split import split_html
 from adapters.terminal.render import render_text, strip_controls
-from adapters.wecom.render import lay_out, render_reply
 from core.messages import Reply, ReplyKind, Source
-from tests.support.fake_feishu import message_event
+from tests.support.rendered import SENT, feishu_cards, slack_messages, slack_stream, telegram_html, wecom_stream
 
-QUESTION = parse_message_event(message_event("q", message_id="om_q"), "ou_bot")
-
-
-def _slack(reply: Reply) -> str:
-    messages = render_messages(reply)
-    return "\n".join(m.text for m in messages) + "\n" + slack_markdown(reply)
-
-
-def _feishu(reply: Reply) -> str:
-    return "\n".join(c["body"]["elements"][0]["content"] for c in reply_cards(reply, QUESTION))
-
-
-def _telegram(reply: Reply) -> str:
-    return "\n".join(split_html(render_blocks(telegram_markdown(reply))))
-
-
-def _wecom(reply: Reply) -> str:
-    layout = lay_out(render_reply(reply), reply.language)
-    return "\n".join([layout.first, *layout.rest])
-
-
-PLATFORMS: dict[str, Callable[[Reply], str]] = {
-    "slack": _slack,
-    "feishu": _feishu,
-    "telegram": _telegram,
-    "wecom": _wecom,
-    "terminal": render_text,
-}
+# What each platform sends, laid out by its production path (the responder's delivery engine, Slack's
+# stream, WeCom's stream layout, the terminal renderer): tests/support/rendered.py.
+PLATFORMS: dict[str, Callable[[Reply], str]] = SENT
 
 N = 100_000  # characters per hostile answer
 ATTACKS: dict[str, str] = {
@@ -196,11 +166,12 @@ def test_terminal_stripping_is_linear_on_unterminated_sequences(unit: str) -> No
 
 
 def test_feishu_progress_and_text_fallback_drop_non_http_targets() -> None:
-    from adapters.feishu.render import text_chunks, working_markdown
+    from adapters.feishu.render import working_markdown
 
     assert "javascript:" not in working_markdown(["read [issue](javascript:alert(1))"], "en")
-    chunks = text_chunks(Reply(ReplyKind.ANSWER, "See [x](tg://resolve?domain=evil).", "en"))
-    assert "tg://" not in "".join(chunks) and "See x." in "".join(chunks)
+    # a refused card is re-sent as text: its Markdown
+    fallback = [card_markdown(c) for c in feishu_cards(Reply(ReplyKind.ANSWER, "See [x](tg://resolve?domain=evil).", "en"))]
+    assert "tg://" not in "".join(fallback) and "See x." in "".join(fallback)
 
 
 def test_every_platform_lists_the_sources_once_from_data() -> None:
@@ -209,10 +180,11 @@ def test_every_platform_lists_the_sources_once_from_data() -> None:
     url = "https://github.com/vllm-project/vllm-ascend/issues/1234"
     reply = Reply(ReplyKind.ANSWER, "Upgrade CANN.\n\n**Sources**\nnot a list", "en", sources=(Source("#1234", url),))
     rendered = {
-        "slack": render_messages(reply)[0].blocks[0]["text"]["text"],
-        "slack-stream": slack_markdown(reply),
-        "telegram": telegram_markdown(reply),
-        "wecom": render_reply(reply),
+        "slack": slack_messages(reply)[0].blocks[0]["text"]["text"],
+        "slack-stream": slack_stream(reply),
+        "feishu": card_markdown(feishu_cards(reply)[0]),
+        "telegram": "".join(telegram_html(reply)),
+        "wecom": "".join(wecom_stream(reply)),
         "terminal": render_text(reply),
     }
     for platform, out in rendered.items():

@@ -6,45 +6,22 @@ show it as a link, as emphasis or as a mention.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import asdict, is_dataclass
-from typing import Any
 
 import pytest
 
-from adapters.feishu.render import reply_cards
-from adapters.slack.blocks import render_messages
-from adapters.slack.blocks import reply_markdown as slack_markdown
-from adapters.telegram.render import render_blocks
-from adapters.telegram.render import reply_markdown as telegram_markdown
-from adapters.terminal.render import render_text
-from adapters.wecom.render import render_reply
 from core.index.passage import Passage
-from core.messages import InboundMessage, Reply, ReplyKind, Source
+from core.messages import Reply, ReplyKind, Source
 from core.research.citations import Evidence, verify_answer
 from core.triage import triage
+from tests.support.rendered import SENT
 
 VA = "vllm-project/vllm-ascend"
 ISSUE_URL = f"https://github.com/{VA}/issues/77"
 HOSTILE = "[click](https://evil.example) *bold* @channel <!here>"
-_QUESTION = InboundMessage("feishu", "tenant", "oc_chat", "om_root", "ou_user", "q", "om_q", "ev", False)
 
-
-def _text(value: Any) -> str:
-    if is_dataclass(value) and not isinstance(value, type):
-        value = asdict(value)
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-PLATFORMS: dict[str, Callable[[Reply], str]] = {
-    "slack mrkdwn": lambda r: _text([m.kwargs() for m in render_messages(r)]),
-    "slack markdown": lambda r: slack_markdown(r),
-    "feishu": lambda r: _text(reply_cards(r, _QUESTION)),
-    "telegram": lambda r: "\n".join(render_blocks(telegram_markdown(r))),
-    "wecom": render_reply,
-    "terminal": render_text,
-}
+# what each platform sends, laid out by its production path (tests/support/rendered.py)
+PLATFORMS: dict[str, Callable[[Reply], str]] = SENT
 
 
 def assert_plain(rendered: str) -> None:

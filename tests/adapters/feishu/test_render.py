@@ -3,10 +3,12 @@ import json
 import re
 
 from adapters.feishu.parse import parse_message_event
-from adapters.feishu.render import CARD_BODY_LIMIT, defang, reply_cards, text_chunks, to_card_markdown
+from adapters.feishu.render import CARD_BODY_LIMIT, defang, to_card_markdown
+from adapters.feishu.responder import card_markdown
 from adapters.feishu.split import double_json_cost, split_markdown
 from core.messages import Option, Reply, ReplyKind, Source
 from tests.support.fake_feishu import message_event
+from tests.support.rendered import feishu_cards  # the cards the responder posts
 
 QUESTION = parse_message_event(message_event("q", message_id="om_q"), "ou_bot")
 
@@ -60,7 +62,7 @@ def answer(text: str, **kw) -> Reply:
 
 
 def test_short_answer_is_one_card_with_sources_and_update_multi():
-    cards = reply_cards(answer("Use `--enforce-eager`.", sources=(Source("vllm-ascend#123", "https://github.com/vllm-project/vllm-ascend/issues/123"), Source("bad", "javascript:x"))), QUESTION)
+    cards = feishu_cards(answer("Use `--enforce-eager`.", sources=(Source("vllm-ascend#123", "https://github.com/vllm-project/vllm-ascend/issues/123"), Source("bad", "javascript:x"))), QUESTION)
     assert len(cards) == 1
     card = cards[0]
     assert card["schema"] == "2.0" and card["config"]["update_multi"] is True
@@ -78,7 +80,7 @@ def test_60kb_answer_splits_into_cards_under_30kb_without_breaking_code():
     code = "```bash\n" + "\n".join(f"export ASCEND_VAR_{i}=value_{i}  # \"quoted\" \\ backslash" for i in range(400)) + "\n```"
     text = "\n\n".join([paragraph] * 60 + [code] + [paragraph] * 40)
     assert len(text.encode()) > 60_000
-    cards = reply_cards(answer(text, sources=(Source("s", "https://a.b/c"),)), QUESTION)
+    cards = feishu_cards(answer(text, sources=(Source("s", "https://a.b/c"),)), QUESTION)
     assert len(cards) >= 3
     for i, card in enumerate(cards, 1):
         assert len(sent_body(card)) <= CARD_BODY_LIMIT
@@ -93,7 +95,7 @@ def test_60kb_answer_splits_into_cards_under_30kb_without_breaking_code():
 
 def test_chinese_answer_is_measured_in_bytes():
     text = "昇腾推理问题的回答。" * 6000  # 60,000 chars, 180 KB of UTF-8, one line
-    cards = reply_cards(answer(text, language="zh"), QUESTION)
+    cards = feishu_cards(answer(text, language="zh"), QUESTION)
     assert all(len(sent_body(c)) <= CARD_BODY_LIMIT for c in cards)
     joined = "".join(re.sub(r"\n\n（第 \d+/\d+ 部分）$", "", c["body"]["elements"][0]["content"]) for c in cards)
     assert joined == text
@@ -121,7 +123,7 @@ def test_clarification_card_has_buttons_and_a_typed_fallback():
         ReplyKind.CLARIFY, "Which MindIE?", "en",
         options=(Option("mindie-llm", "MindIE-LLM", "Ascend/MindIE-LLM"), Option("mindie-sd", "MindIE-SD", "Ascend/MindIE-SD")),
     )
-    [card] = reply_cards(reply, QUESTION)
+    [card] = feishu_cards(reply, QUESTION)
     elements = card["body"]["elements"]
     assert "1. MindIE-LLM\n2. MindIE-SD" in elements[0]["content"]
     buttons = [e for e in elements if e["tag"] == "button"]
@@ -132,7 +134,7 @@ def test_clarification_card_has_buttons_and_a_typed_fallback():
 
 def test_text_fallback_keeps_everything_and_defangs():
     reply = Reply(ReplyKind.ANSWER, "hi <at user_id=\"all\"></at>", "en", sources=(Source("t", "https://x.y"),))
-    [chunk] = text_chunks(reply)
+    [chunk] = [card_markdown(c) for c in feishu_cards(reply, QUESTION)]  # a refused card is re-sent as its text
     assert "<at" not in chunk and "https://x.y" in chunk
 
 
@@ -163,7 +165,7 @@ def test_split_properties_on_random_markdown():
 def test_options_are_not_listed_twice_when_the_core_already_numbered_them():
     options = (Option("a", "vLLM", "vllm-project/vllm"), Option("b", "vllm-ascend", "vllm-project/vllm-ascend"))
     reply = Reply(ReplyKind.CLARIFY, "Which one?\n\n1. vLLM\n2. vllm-ascend\n\nReply with a number.", "en", options=options)
-    [card] = reply_cards(reply, QUESTION)
+    [card] = feishu_cards(reply, QUESTION)
     md = card["body"]["elements"][0]["content"]
     assert md.count("1. vLLM") == 1 and "Pick one" not in md
     assert len([e for e in card["body"]["elements"] if e["tag"] == "button"]) == 2
@@ -172,7 +174,6 @@ def test_options_are_not_listed_twice_when_the_core_already_numbered_them():
 def test_the_sources_list_is_rendered_once_from_the_replys_data():
     # Reply.text never carries the list (the core keeps body and sources apart)
     reply = Reply(ReplyKind.ANSWER, "Set `max_model_len`.", "en", sources=(Source("vllm-ascend docs", "https://vllm-ascend.readthedocs.io/"),))
-    [card] = reply_cards(reply, QUESTION)
+    [card] = feishu_cards(reply, QUESTION)
     shown = card["body"]["elements"][0]["content"]
     assert shown.count("Sources") == 1 and shown.count("readthedocs") == 1
-    assert "\n\n".join(text_chunks(reply)).count("readthedocs") == 1

@@ -1,4 +1,5 @@
-"""Golden tests for the pure Slack renderers: Markdown → mrkdwn, defanging, splitting, blocks."""
+"""Golden tests for the pure Slack renderers: Markdown → mrkdwn, defanging, splitting, blocks (the posted
+messages as the responder lays them out)."""
 from __future__ import annotations
 
 import re
@@ -8,12 +9,12 @@ import pytest
 from adapters.slack.blocks import (
     SECTION_LIMIT,
     STREAM_LIMIT,
-    render_messages,
     reply_markdown,
     stream_pieces,
 )
 from adapters.slack.render import WORD_JOINER, defang_markdown, plain, to_mrkdwn
 from core.messages import Option, Reply, ReplyKind, Source
+from tests.support.rendered import slack_messages  # the messages the responder posts
 
 WJ = WORD_JOINER
 
@@ -99,7 +100,7 @@ def test_long_answer_is_split_within_limits_with_code_fences_intact() -> None:
     body = ("Intro paragraph. " * 40 + "\n\n") * 6 + f"```python\n{code}\n```\n\n" + ("Closing words. " * 50 + "\n\n") * 6
     assert len(body) > 20_000
     reply = Reply(ReplyKind.ANSWER, body, "en", trace_id="trace-1")
-    messages = render_messages(reply)
+    messages = slack_messages(reply)
     assert len(messages) > 1
     sections = [b["text"]["text"] for m in messages for b in m.blocks if b["type"] == "section"]
     assert all(len(s) <= SECTION_LIMIT for s in sections)
@@ -120,7 +121,7 @@ def test_answer_blocks_with_sources_and_feedback() -> None:
         sources=(Source("vllm-ascend install", "https://vllm-ascend.readthedocs.io/en/latest/installation.html"),),
         trace_id="abc123",
     )
-    [message] = render_messages(reply)
+    [message] = slack_messages(reply)
     assert message.blocks[0] == {
         "type": "section",
         "text": {
@@ -141,7 +142,7 @@ def test_clarification_has_one_button_per_option_and_no_feedback() -> None:
                Option("vllm-ascend", "vllm-ascend (Ascend plugin)", "vllm-project/vllm-ascend"))
     reply = Reply(ReplyKind.CLARIFY, "Which one?\n\n1. vLLM (upstream)\n2. vllm-ascend (Ascend plugin)", "en",
                   options=options, trace_id="t")
-    [message] = render_messages(reply)
+    [message] = slack_messages(reply)
     buttons = [e for b in message.blocks if b["type"] == "actions" for e in b["elements"]]
     assert [(b["value"], b["text"]["text"]) for b in buttons] == [
         ("vllm", "vLLM (upstream)"), ("vllm-ascend", "vllm-ascend (Ascend plugin)"),
@@ -167,7 +168,7 @@ def test_stream_pieces_cut_at_line_ends() -> None:
 def test_the_sources_list_is_rendered_once_from_the_replys_data() -> None:
     # Reply.text never carries the list (the core keeps body and sources apart)
     reply = Reply(ReplyKind.ANSWER, "Pin vllm 0.9.1.", "en", sources=(Source("vllm-ascend matrix", "https://docs.example.org/matrix"),))
-    [message] = render_messages(reply)
+    [message] = slack_messages(reply)
     shown = message.blocks[0]["text"]["text"]
     assert shown.count("https://docs.example.org/matrix") == 1 and shown.index("Pin vllm") < shown.index("Sources")
     assert reply_markdown(reply).count("https://docs.example.org/matrix") == 1
