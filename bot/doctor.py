@@ -4,19 +4,7 @@ from __future__ import annotations
 import httpx
 import redis.asyncio as aioredis
 
-from bot.settings import Settings, secret
-
-PLATFORM_SETTINGS = {
-    "slack": ("slack_bot_token", "slack_signing_secret"),
-    "telegram": ("telegram_bot_token",),
-    "feishu": ("feishu_app_id", "feishu_app_secret"),
-    "wecom": ("wecom_token", "wecom_encoding_aes_key"),
-}
-
-
-def _is_set(settings: Settings, name: str) -> bool:
-    value = getattr(settings, name)
-    return bool(secret(value) if hasattr(value, "get_secret_value") else value)
+from bot.settings import Settings
 
 
 async def _reachable(url: str) -> str:
@@ -26,6 +14,24 @@ async def _reachable(url: str) -> str:
         return f"reachable (HTTP {response.status_code})"
     except httpx.HTTPError as exc:
         return f"NOT reachable ({type(exc).__name__})"
+
+
+def _print_platforms(settings: Settings) -> int:
+    """Each platform: off (what turns it on), configured in which mode, or the line startup refuses
+    with (the same check, bot.wiring.platform_checks). Returns the problems."""
+    from adapters.common.config_check import misconfigured_line  # noqa: PLC0415
+    from bot.wiring import platform_checks  # noqa: PLC0415
+
+    problems = 0
+    for platform, check in platform_checks(settings).items():
+        if not check.enabled:
+            print(f"[info] {platform}: off ({check.enable_hint})")
+        elif check.problems:
+            problems += 1
+            print(f"[FAIL] {misconfigured_line(platform, check)}")
+        else:
+            print(f"[ok]   {platform}: configured, {check.mode}")
+    return problems
 
 
 def _print_access(settings: Settings) -> int:
@@ -69,19 +75,7 @@ async def run_doctor(settings: Settings) -> int:
     else:
         print("[info] no model configured (ANTHROPIC_API_KEY, or OPENAI_BASE_URL/OPENAI_API_KEY): offline triage only")
 
-    for platform, names in PLATFORM_SETTINGS.items():
-        if platform == "slack" and _is_set(settings, "slack_app_token"):
-            names = ("slack_bot_token",)  # Socket Mode needs no signing secret
-        if platform == "wecom" and settings.wecom_mode == "ws":
-            names = ("wecom_bot_id", "wecom_bot_secret")  # the long connection uses the bot's own keys
-        missing = [n.upper() for n in names if not _is_set(settings, n)]
-        if not missing:
-            print(f"[ok]   {platform}: configured")
-        elif len(missing) < len(names):
-            problems += 1
-            print(f"[FAIL] {platform}: partly configured, missing {', '.join(missing)}")
-        else:
-            print(f"[info] {platform}: off (set {', '.join(missing)})")
+    problems += _print_platforms(settings)
     problems += _print_access(settings)
 
     from bot.index_command import index_status_lines  # noqa: PLC0415

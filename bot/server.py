@@ -54,7 +54,8 @@ async def run_server(settings: Settings, mode: str, *, host: str | None = None, 
     try:
         components = build_components(settings)
     except ValueError as exc:  # a malformed setting: one clear line, not a traceback
-        print(f"configuration error: {exc}", file=sys.stderr, flush=True)
+        for line in str(exc).splitlines():  # one line per misconfigured platform, in doctor's words
+            print(f"configuration error: {line}", file=sys.stderr, flush=True)
         if embedded is not None:
             embedded.stop()
         return 2

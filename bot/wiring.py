@@ -12,6 +12,7 @@ from redis.backoff import ExponentialBackoff
 
 from adapters import PLATFORMS
 from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
+from adapters.common.config_check import PlatformCheck, misconfigured_line
 from bot.access_check import access_policy, check_access
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -121,7 +122,7 @@ def build_researcher(settings: Settings, redis: Any, keys: Keys, retriever: Any 
 
 
 class PlatformStartupError(ValueError):
-    """A platform whose credentials are set cannot start: startup stops with this one line."""
+    """A platform whose credentials are set cannot start: startup stops with one line per platform."""
 
 
 def enabled_platforms(settings: Settings) -> list[str]:
@@ -130,9 +131,24 @@ def enabled_platforms(settings: Settings) -> list[str]:
     return [name for name in PLATFORMS if importlib.import_module(f"adapters.{name}.settings").credentials_set(settings)]
 
 
+def platform_checks(settings: Settings) -> dict[str, PlatformCheck]:
+    """Each platform's own check (adapters/<name>/settings.py `check_settings`): its mode and problems.
+    Startup refuses on these and `doctor` prints them, so the two always agree."""
+    return {name: importlib.import_module(f"adapters.{name}.settings").check_settings(settings) for name in PLATFORMS}
+
+
+def misconfigured_platforms(settings: Settings) -> list[str]:
+    """One line per platform whose values cannot work (the words `doctor` prints too)."""
+    return [misconfigured_line(name, check) for name, check in platform_checks(settings).items() if check.problems]
+
+
 def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
     """Every platform whose credentials are set. One that is configured but cannot be imported or
-    built stops startup: skipping it would leave its users' questions unanswered without a word."""
+    built stops startup: skipping it would leave its users' questions unanswered without a word.
+    Every misconfigured platform is named at once, before any adapter is built."""
+    refused = misconfigured_platforms(deps.settings)
+    if refused:
+        raise PlatformStartupError("\n".join(refused))
     adapters: dict[str, PlatformAdapter] = {}
     for name in enabled_platforms(deps.settings):
         try:
@@ -140,8 +156,8 @@ def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
             adapter = module.create_adapter(deps)
         except ImportError as exc:
             raise PlatformStartupError(f"{name} credentials are set but its adapter cannot be imported: {exc}") from None
-        except PlatformMisconfigured as exc:
-            raise PlatformStartupError(f"{name} is misconfigured: {exc}") from None
+        except PlatformMisconfigured as exc:  # raised with misconfigured_line's words
+            raise PlatformStartupError(str(exc)) from None
         if adapter is not None:
             adapters[name] = adapter
     return adapters

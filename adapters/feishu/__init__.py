@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adapters.base import PlatformMisconfigured
-from adapters.feishu.settings import FeishuSettings, credentials_set
-from core.secrets import secret
+from adapters.common.config_check import require_valid
+from adapters.feishu.settings import FeishuSettings, check_settings
 
 if TYPE_CHECKING:
     from adapters.base import AdapterDeps
@@ -19,15 +18,11 @@ if TYPE_CHECKING:
 
 
 def create_adapter(deps: "AdapterDeps[FeishuSettings]") -> "FeishuAdapter | None":
-    """The adapter, or None when Feishu is not configured; a half-configured one raises."""
-    s = deps.settings
-    if not credentials_set(s):
+    """The adapter, or None when Feishu is not configured; one its check refuses raises PlatformMisconfigured."""
+    check = check_settings(deps.settings)
+    if not check.enabled:
         return None
-    if not s.feishu_app_id or not secret(s.feishu_app_secret):
-        raise PlatformMisconfigured("Feishu needs both FEISHU_APP_ID and FEISHU_APP_SECRET")
-    if s.feishu_mode == "webhook" and not (secret(s.feishu_encrypt_key) and secret(s.feishu_verification_token)):
-        # without an Encrypt Key Feishu signs nothing and the token travels in clear: refuse to run open
-        raise PlatformMisconfigured("webhook mode needs FEISHU_ENCRYPT_KEY and FEISHU_VERIFICATION_TOKEN")
+    require_valid("feishu", check)
     from adapters.feishu.adapter import FeishuAdapter
 
     return FeishuAdapter(deps)

@@ -5,21 +5,18 @@ SLACK_APP_TOKEN is set. Setup: the Slack section of README.md and deploy/slack-a
 """
 from __future__ import annotations
 
-from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
-from adapters.slack.settings import SlackSettings, credentials_set
-from core.secrets import secret
+from adapters.base import AdapterDeps, PlatformAdapter
+from adapters.common.config_check import require_valid
+from adapters.slack.settings import SlackSettings, check_settings
 
 
 def create_adapter(deps: AdapterDeps[SlackSettings]) -> PlatformAdapter | None:
-    """The Slack adapter, or None when no Slack credential is set.
-
-    A worker-only process needs just the bot token (it only posts); the web process also
-    needs SLACK_SIGNING_SECRET or SLACK_APP_TOKEN to receive events.
-    """
-    if not credentials_set(deps.settings):
+    """The Slack adapter, or None when no Slack credential is set; one its check refuses raises
+    PlatformMisconfigured (web and worker read the same settings, so both need a way to receive)."""
+    check = check_settings(deps.settings)
+    if not check.enabled:
         return None
-    if not secret(deps.settings.slack_bot_token):
-        raise PlatformMisconfigured("SLACK_SIGNING_SECRET or SLACK_APP_TOKEN is set but SLACK_BOT_TOKEN is not")
+    require_valid("slack", check)
     from adapters.slack.adapter import SlackAdapter  # noqa: PLC0415 - keep slack imports off unconfigured bots
 
     return SlackAdapter(deps)

@@ -1,22 +1,18 @@
 """WeCom (企业微信) AI bot: encrypted callbacks with streamed replies, or the long connection."""
 from __future__ import annotations
 
-from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
-from adapters.wecom.settings import WeComSettings, credentials_set
-from core.secrets import secret
+from adapters.base import AdapterDeps, PlatformAdapter
+from adapters.common.config_check import require_valid
+from adapters.wecom.settings import WeComSettings, check_settings
 
 
 def create_adapter(deps: AdapterDeps[WeComSettings]) -> PlatformAdapter | None:
-    """None when no WeCom credential is set; raises when the chosen mode's pair is incomplete
+    """None when no WeCom credential is set; one its check refuses raises PlatformMisconfigured
     (token + EncodingAESKey for callbacks, bot id + secret for the long connection)."""
-    s = deps.settings
-    if not credentials_set(s):
+    check = check_settings(deps.settings)
+    if not check.enabled:
         return None
-    if s.wecom_mode == "ws":
-        if not (s.wecom_bot_id and secret(s.wecom_bot_secret)):
-            raise PlatformMisconfigured("WECOM_MODE=ws needs WECOM_BOT_ID and WECOM_BOT_SECRET")
-    elif not (secret(s.wecom_token) and secret(s.wecom_encoding_aes_key)):
-        raise PlatformMisconfigured("webhook mode needs WECOM_TOKEN and WECOM_ENCODING_AES_KEY")
+    require_valid("wecom", check)
     from .adapter import WeComAdapter  # imported late: unconfigured platforms cost nothing
 
     return WeComAdapter(deps)

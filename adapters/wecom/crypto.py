@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from adapters.wecom.aes_key import aes_key
+
 _BLOCK = 32
 
 
@@ -55,16 +57,6 @@ def _unpad(data: bytes) -> bytes:
     if not 1 <= n <= _BLOCK or n > len(data):
         raise DecryptError("bad padding")
     return data[:-n]
-
-
-def aes_key(encoding_aes_key: str) -> bytes:
-    try:
-        key = base64.b64decode(encoding_aes_key + "=", validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError("WECOM_ENCODING_AES_KEY is not valid base64") from exc
-    if len(encoding_aes_key) != 43 or len(key) != 32:
-        raise ValueError("WECOM_ENCODING_AES_KEY must be 43 characters (32 bytes of key)")
-    return key
 
 
 @dataclass(frozen=True)

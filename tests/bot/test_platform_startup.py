@@ -65,5 +65,5 @@ def test_serve_exits_with_one_line_instead_of_running_without_the_platform(tmp_p
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
-    assert errors == ["configuration error: feishu is misconfigured: webhook mode needs FEISHU_ENCRYPT_KEY and "
-                      "FEISHU_VERIFICATION_TOKEN"]
+    assert errors == ["configuration error: feishu is misconfigured (webhook): FEISHU_ENCRYPT_KEY is not set; "
+                      "FEISHU_VERIFICATION_TOKEN is not set; FEISHU_MODE=ws (long connection) needs no callback keys"]
