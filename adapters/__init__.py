@@ -1,3 +1,2 @@
-"""Platform adapters. Each subpackage exposes `create_adapter(deps) -> PlatformAdapter | None`."""
-
-PLATFORMS: tuple[str, ...] = ("slack", "telegram", "feishu", "wecom")
+"""Platform adapters. Each subpackage exposes `create_adapter(deps) -> PlatformAdapter | None`; which
+platforms there are, and what the rest of the bot reads about each, is adapters/registry.py."""

@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from adapters import PLATFORMS
+from adapters import registry
 from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
 from adapters.common.config_check import PlatformCheck, misconfigured_line
 from bot.access_check import access_policy, check_access
@@ -126,15 +126,14 @@ class PlatformStartupError(ValueError):
 
 
 def enabled_platforms(settings: Settings) -> list[str]:
-    """Every platform whose credentials are set: the operator meant to run it."""
-    # each adapters/<name>/settings.py is pydantic only: always importable
-    return [name for name in PLATFORMS if importlib.import_module(f"adapters.{name}.settings").credentials_set(settings)]
+    """Every registered platform whose credentials are set: the operator meant to run it."""
+    return [p.name for p in registry.platforms() if p.credentials_set(settings)]
 
 
 def platform_checks(settings: Settings) -> dict[str, PlatformCheck]:
     """Each platform's own check (adapters/<name>/settings.py `check_settings`): its mode and problems.
     Startup refuses on these and `doctor` prints them, so the two always agree."""
-    return {name: importlib.import_module(f"adapters.{name}.settings").check_settings(settings) for name in PLATFORMS}
+    return {p.name: p.check(settings) for p in registry.platforms() if p.check is not None}
 
 
 def misconfigured_platforms(settings: Settings) -> list[str]:
@@ -150,10 +149,10 @@ def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
     if refused:
         raise PlatformStartupError("\n".join(refused))
     adapters: dict[str, PlatformAdapter] = {}
-    for name in enabled_platforms(deps.settings):
+    for platform in [p for p in registry.platforms() if p.credentials_set(deps.settings)]:
+        name = platform.name
         try:
-            module = importlib.import_module(f"adapters.{name}")
-            adapter = module.create_adapter(deps)
+            adapter = platform.create_adapter(deps)
         except ImportError as exc:
             raise PlatformStartupError(f"{name} credentials are set but its adapter cannot be imported: {exc}") from None
         except PlatformMisconfigured as exc:  # raised with misconfigured_line's words

@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from adapters import registry
+
 ROOT = Path(__file__).resolve().parents[2]
-PLATFORMS = ("slack", "telegram", "feishu", "wecom", "terminal")
-PLATFORM_SDKS = ("slack_sdk", "slack_bolt", "telegram", "lark_oapi")
+PLATFORMS = (*(p.name for p in registry.platforms()), "terminal")
+PLATFORM_SDKS = tuple(name for p in registry.platforms() for name in p.sdk_loggers)  # each one's SDK packages
 
 
 def imported_modules(path: Path) -> set[str]:
