@@ -28,7 +28,9 @@ FEATURE_TOKENS = frozenset(
 )
 
 # Packages whose versions we track, in display order.
-PACKAGES = ("vllm", "vllm-ascend", "cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "driver")
+PACKAGES = (
+    "vllm", "vllm-ascend", "cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "mooncake", "driver",
+)
 
 _A = r"(?:(?<![A-Za-z0-9_])|(?<=\d[x×]))"  # ASCII word start; "8x910B" counts cards
 _Z = r"(?![A-Za-z0-9_])"  # ASCII word end
@@ -112,7 +114,7 @@ _CHIPS: tuple[tuple[str, Guarded], ...] = (
 
 # --------------------------------------------------------------------- versions
 
-_VER = r"v?(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4})?(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?(?:\.(?:dev|alpha|beta|b)\d{1,12})?(?:\+[\w.]{1,40})?)"
+_VER = r"v?(?P<v>\d{1,3}\.\d{1,3}(?:\.\d{1,4}){0,2}(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?(?:\.(?:dev|alpha|beta|b)\d{1,12})?(?:\+[\w.]{1,40})?)"
 _CONNECT = r"[ \t]{0,3}(?:[:=：]=?|>=|~=|==)?[ \t]{0,3}(?:(?:version|ver\.?|版本号?|is|为|是|:|：|=)[ \t]{0,3}){0,3}"
 
 # (package, name pattern, needle)
@@ -124,6 +126,7 @@ _NAMES: tuple[tuple[str, str, str], ...] = (
     ("transformers", r"(?<![\w\-])transformers(?![\w\-])", "transformers"),
     ("mindie", r"(?<![\w\-])mindie(?![ _\-]?(?:turbo|sd|llm|motor|pymotor|torch|rt)|[\w\-])", "mindie"),
     ("triton-ascend", r"triton[ _\-]ascend", "triton"),
+    ("mooncake", r"(?<![\w\-])mooncake(?:[ _\-]transfer[ _\-]engine)?(?![\w\-])", "mooncake"),
 )
 
 # pip freeze / pip list / collect_env lines: the most reliable source, read first.
@@ -343,6 +346,7 @@ def _normalise_package(name: str) -> str | None:
         "torch": "torch", "pytorch": "torch", "torch_npu": "torch_npu", "torch-npu": "torch_npu",
         "transformers": "transformers", "python": "python", "mindie": "mindie",
         "triton-ascend": "triton-ascend", "triton_ascend": "triton-ascend", "driver": "driver",
+        "mooncake": "mooncake", "mooncake-transfer-engine": "mooncake",
     }
     return aliases.get(key)
 
@@ -387,6 +391,29 @@ def _versions(text: str, low: str) -> tuple[tuple[str, str], ...]:
         if m:
             found["driver"] = m.group("v")
     return tuple((p, found[p]) for p in PACKAGES if p in found)
+
+
+def version_mentions(text: str, low: str | None = None) -> list[tuple[int, str, str]]:
+    """Every (position, package, version) the version patterns read, in text order, duplicates kept.
+
+    `_versions` keeps one value per package for routing and matching; a reader of pasted
+    environments (core/environment.py) needs all of them to see conflicts and let the last win."""
+    low = text.lower() if low is None else low
+    found: list[tuple[int, str, str]] = []
+    for pkg, pattern in (*_LINE_VERSIONS, *_PROSE_VERSIONS):
+        found += [(m.start("v"), pkg, _clean_version(m.group("v"))) for m in pattern.finditer(text, low)]
+    for pattern in _CANN:
+        found += [(m.start("v"), "cann", _clean_version(m.group("v"))) for m in pattern.finditer(text, low)]
+    found += [(m.start("v"), "python", m.group("v")) for m in _PYTHON.finditer(text, low)]
+    for pattern in _DRIVER:
+        found += [(m.start("v"), "driver", m.group("v")) for m in pattern.finditer(text, low)]
+    return sorted(set(found))
+
+
+def chip_mentions(text: str, low: str | None = None) -> list[tuple[int, int, str]]:
+    """Every (start, end, chip id) a chip pattern reads, in text order."""
+    low = text.lower() if low is None else low
+    return sorted((m.start(), m.end(), chip) for chip, pattern in _CHIPS for m in pattern.finditer(text, low))
 
 
 def extract_signals(text: str) -> Signals:
