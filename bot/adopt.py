@@ -291,8 +291,8 @@ async def _make_repository(settings: Settings, source: Source, partial: Path, sc
                       source.path, timeout)
     await checked_git(["reset", "-q", "--hard"], partial, timeout)
     links = f"; {source.links_skipped} links not unpacked" if source.links_skipped else ""
-    return ("a source tree without git history, committed here as one commit: its permalinks name a commit the "
-            f"host does not have (a clone or a bundle keeps them right){links}")
+    return ("a source tree without git history, committed here as one commit; its permalinks name a commit the "
+            f"host does not have, so prefer a clone or a bundle{links}")
 
 
 async def _verify_bundle(bundle: Path, scratch: Path, timeout: float) -> None:

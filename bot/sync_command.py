@@ -46,7 +46,7 @@ async def _run_adopt(settings: Settings, repos: list[str], from_dir: Path) -> in
         await _reindex(settings, [r.repo for r in adopted])
     print(f"\nSummary: {len(adopted)} adopted from {from_dir}, {len(results) - len(adopted)} refused.", flush=True)
     width = max((len(r.source) for r in results), default=0)
-    for result in results:
+    for result in sorted(results, key=lambda r: not r.ok):  # what was adopted first, then each refusal
         if result.ok:
             note = f" ({result.note})" if result.note else ""
             print(f"  ok       {result.source:{width}}  {result.repo} at {result.commit[:12]}{note}")

@@ -113,3 +113,11 @@ def test_suggested_mirrors_avoid_hosts_that_failed() -> None:
     assert suggested_mirror("vllm-project/vllm", {}) == "https://<mirror>/vllm-project/vllm.git"
     failed = [SyncResult("torvalds/linux", "failed", "", error="not an allowlisted repository")]
     assert next_step_lines(failed, {}) == []  # nothing a mirror would fix
+
+
+def test_from_and_issues_do_not_mix(capsys) -> None:  # type: ignore[no-untyped-def]
+    from bot.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["sync", "--issues", "--from", "somewhere"])
+    assert stopped.value.code == 2 and "--from adopts repository copies" in capsys.readouterr().err
