@@ -228,7 +228,7 @@ async def match_source(source: Source, overrides: dict[str, str]) -> tuple[RepoI
 
 async def remote_url(source: Source) -> str:
     """`remote.origin.url` read from the config file alone (`git config --file` runs nothing of the repository)."""
-    config = source.path / ".git" / "config" if source.kind == "clone" else source.path / "config"
+    config = _git_dir(source) / "config"
     if not config.is_file():
         return ""
     result = await run_git(["config", "--file", str(config), "--get", "remote.origin.url"], None, 30)
@@ -276,6 +276,12 @@ async def _make_repository(settings: Settings, source: Source, partial: Path, sc
         await _check_out_a_branch(partial, timeout)
         return ""
     if source.kind in ("clone", "bare"):
+        borrowed = [name for name in ("objects/info/alternates", "commondir") if (_git_dir(source) / name).exists()]
+        if borrowed:
+            # Objects or refs borrowed from another repository: one copied from elsewhere would point at a path
+            # here, and a hostile archive could name any repository on this machine to take commits from.
+            raise GitError(f"it borrows from another repository ({borrowed[0]}): copy a standalone clone "
+                           "(`git clone --no-local`, or `git repack -a -d` and delete objects/info/alternates)")
         # file:// copies the objects (no hard links into DIR, git checks what it receives) and makes --depth work
         shallow = settings.repo_sync_mode == "shallow" or await _is_partial_clone(source)
         depth = ["--depth", "1", "--single-branch", "--no-tags"] if shallow else []
@@ -326,10 +332,14 @@ async def _check_out_a_branch(clone: Path, timeout: float) -> None:
 
 async def _is_partial_clone(source: Source) -> bool:
     # A blobless copy lacks old blobs: only its checked-out commit can be copied without the network.
-    config = source.path / ".git" / "config" if source.kind == "clone" else source.path / "config"
+    config = _git_dir(source) / "config"
     result = await run_git(["config", "--file", str(config), "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$"],
                            None, 30)
     return result.ok and bool(result.stdout.strip())
+
+
+def _git_dir(source: Source) -> Path:
+    return source.path / ".git" if source.kind == "clone" else source.path
 
 
 async def _head(clone: Path) -> str:

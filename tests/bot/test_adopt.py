@@ -192,3 +192,26 @@ async def test_doctor_says_for_each_repository_whether_it_is_cloned_and_indexed(
     assert f"[info] repositories in {settings.repos_dir}: 1 of 9 cloned" in out
     assert f"[info]   {ASCEND}: cloned at {commit[:12]}, indexed at {commit[:12]}: " in out
     assert "[info]   verylucky01/MindIE-SD: not cloned, not indexed: " in out
+
+
+@pytest.mark.parametrize("borrow", ["objects/info/alternates", "commondir"])
+async def test_an_archived_clone_borrowing_from_another_repository_is_refused(make_settings, tmp_path: Path,
+                                                                             borrow: str) -> None:
+    # A private repository on this machine, and a hostile archive whose clone takes one of the private
+    # commits by borrowing the private objects (alternates) or its whole object and ref store (commondir).
+    private = tmp_path / "private"
+    secret_commit = make_repo(private, {"README.md": "# internal\n\nsecret roadmap\n"})
+    hostile = tmp_path / "hostile" / "vllm-ascend"
+    make_repo(hostile, {"README.md": "# decoy\n"})
+    if borrow == "commondir":
+        (hostile / ".git" / "commondir").write_text(str(private / ".git") + "\n")
+    else:
+        (hostile / ".git" / "objects" / "info" / "alternates").write_text(str(private / ".git" / "objects") + "\n")
+        git(hostile, "update-ref", "refs/heads/main", secret_commit)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    _tar_dir(hostile, drop / "vllm-ascend.tar.gz", "vllm-ascend")
+    settings = make_settings()
+    [result] = await adopt_from(settings, drop, None, _quiet)
+    assert not result.ok and f"borrows from another repository ({borrow})" in result.error
+    assert not (settings.repos_dir / "vllm-project" / "vllm-ascend").exists()
