@@ -662,7 +662,9 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
     return out
 
 
-Found = tuple[str, list[Note], list[Command], tuple[str, ...]]  # conclusion, steps, commands, sources
+# conclusion, steps, commands, sources, and whether it is a conclusion at all: a problem pattern matched
+# on the question's words is only "possibly related" (its usual causes are a guess for this user).
+Found = tuple[str, list[Note], list[Command], tuple[str, ...], bool]
 
 
 def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
@@ -670,10 +672,10 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
     lang = t.language
     pattern = report.signature_patterns[0] if report.signature_patterns and report.is_problem else None
 
-    def with_pattern(text: str, p: ProblemPattern | None, extra: tuple[str, ...] = ()) -> Found:
+    def with_pattern(text: str, p: ProblemPattern | None, extra: tuple[str, ...] = (), sure: bool = True) -> Found:
         if p is None:
-            return text, [], [], extra
-        return text, list(p.steps), list(p.commands), extra + p.sources
+            return text, [], [], extra, sure
+        return text, list(p.steps), list(p.commands), extra + p.sources, sure
 
     for v in report.version_verdicts:
         if v.component == "vllm" and v.status == "mismatch":
@@ -693,7 +695,7 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             steps += [s for s in pattern.steps if s not in steps]
             commands += list(pattern.commands)
             refs += pattern.sources
-        return text, steps, commands, refs
+        return text, steps, commands, refs, True
     for v in report.version_verdicts:
         if v.status == "mismatch":
             name = _PACKAGE_NAMES.get(v.component, v.component)
@@ -709,7 +711,7 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
         causes = _notes(pattern.causes, report)[:2]
         if causes:
             text = t("or").join(_lower_first(n.text(lang), lang) for n in causes)
-            return with_pattern(t("c_pattern", title=pattern.title(lang), causes=text), pattern)
+            return with_pattern(t("c_pattern", title=pattern.title(lang), causes=text), pattern, sure=False)
     return None
 
 
@@ -894,8 +896,8 @@ def triage(
     strong_lead = team_lead or (resolution is not None and resolution.record.certainty >= Certainty.MAINTAINER)
     found = _conclusion(report, t) if routed and report.kind == "problem" and not strong_lead else None
     if found is not None:
-        conclusion, steps, commands, found_refs = found
-        parts.append(t("otherwise" if resolution is not None else "conclusion") + conclusion)
+        conclusion, steps, commands, found_refs, sure = found
+        parts.append(t(("otherwise" if resolution is not None else "conclusion") if sure else "maybe") + conclusion)
         refs += found_refs
     else:
         steps, commands = [], []
@@ -930,7 +932,7 @@ def triage(
     fact_sources = [_fact_source(f, kb) for f in report.product_facts if any(r in f.products for r in routed)]
     sources = _unique_sources([*thread_sources, *(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
     return TriageResult(text=answer, sources=sources, signals=report.signals, report=report,
-                        concluded=found is not None, passages=tuple(passages))
+                        concluded=found is not None and found[4], passages=tuple(passages))
 
 
 def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = None) -> TriageResult | None:

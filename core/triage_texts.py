@@ -7,6 +7,7 @@ T: dict[str, tuple[str, str]] = {
     "conclusion": ("**Conclusion:** ", "**结论：**"),
     "keyed": ("Read from your log: `{line}`", "依据你日志中的这一行：`{line}`"),
     # after a resolved thread led: the knowledge base's pattern is the next thing to check, not the verdict
+    "maybe": ("**Possibly related:** ", "**可能相关：**"),
     "otherwise": ("**If that does not fit:** ", "**如果不是上述情况：**"),
     "c_version": (
         "Version misalignment: vllm-ascend {va} belongs to the matrix row with vLLM {expected}, but you run vLLM {found}. "
@@ -24,7 +25,7 @@ T: dict[str, tuple[str, str]] = {
         "vllm-ascend {va} itself has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the rows below and the versioning policy.",
         "我们收录的兼容矩阵中没有 vllm-ascend {va} 本身这一行，无法离线核对配套关系；请参考下面的记录和版本策略文档。",
     ),
-    "c_pattern": ("This matches **{title}**; the usual causes are {causes}.", "这符合**{title}**的特征；常见原因是{causes}。"),
+    "c_pattern": ("**{title}**: common causes are {causes}.", "**{title}**：常见原因是{causes}。"),
     "nothing_with_lookups": (
         "No known failure signature matched; here is what the knowledge base has on what you mention.",
         "没有匹配到已知的故障特征；以下是知识库中与你提到的内容相关的信息。",

@@ -1,0 +1,22 @@
+"""A problem pattern matched on the question's words is "possibly related", never the conclusion: its
+usual causes are a guess for this user (the answer standard: a conclusion first only on evidence)."""
+from core.triage import triage
+
+PLUGIN = ("vllm-project/vllm-ascend",)
+
+
+def test_a_pattern_matched_on_words_is_only_possibly_related() -> None:
+    for text, language, label in (
+        ("vllm-ascend server fails at startup when loading the model: ModuleNotFoundError: No module named 'foo_bar'",
+         "en", "**Possibly related:**"),
+        ("vllm-ascend 启动时加载模型失败：ModuleNotFoundError: No module named 'foo_bar'", "zh", "**可能相关：**"),
+    ):
+        result = triage(text, PLUGIN, language)  # type: ignore[arg-type]
+        assert result.text.startswith(label), result.text[:120]
+        assert "Conclusion" not in result.text and "结论" not in result.text
+        assert not result.concluded  # so the answer's confidence is not "high" on a guess
+
+
+def test_an_error_code_is_still_a_conclusion() -> None:
+    result = triage("vllm-ascend 0.9.1: RuntimeError: ACL stream synchronize failed, error code:507015", PLUGIN, "en")
+    assert result.text.startswith("**Conclusion:** Error 507015") and result.concluded
