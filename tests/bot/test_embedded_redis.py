@@ -150,15 +150,16 @@ def test_serve_says_which_server_and_where_but_never_prints_the_password(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from bot.server import _with_redis  # noqa: PLC0415
+    from bot.shared_redis import release  # noqa: PLC0415
 
     settings = Settings(_env_file=None, redis_url=None, data_dir=tmp_path / "data", anthropic_api_key=None)  # type: ignore[call-arg]
-    updated, embedded = _with_redis(settings)
-    assert embedded is not None
+    updated, shared = _with_redis(settings)
+    assert shared is not None and shared.started is not None
     try:
         out = capsys.readouterr().out
-        assert embedded.password not in out and embedded.password not in repr(embedded.describe())
-        assert "embedded redis-server" in out and embedded.binary.path in out and "password in" in out
-        assert updated.redis_url == embedded.url
+        assert shared.started.password not in out and shared.started.password not in repr(shared.where)
+        assert "embedded redis-server" in out and shared.started.binary.path in out and "password in" in out
+        assert updated.redis_url == shared.url
         assert redis.Redis.from_url(updated.redis_url).ping()
     finally:
-        embedded.stop()
+        release(shared)
