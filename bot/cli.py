@@ -188,7 +188,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--full only applies with --issues")
     if args.command == "sync" and args.from_dir is not None and args.issues:
         parser.error("--from adopts repository copies; it does not apply with --issues")
-    settings = settings_model()()  # every registered platform's settings
+    from bot.settings_errors import load_settings  # noqa: PLC0415
+
+    loaded = load_settings(settings_model())  # every registered platform's settings
+    if loaded is None:  # a value no setting accepts: said in one line per variable, the same for every command
+        return 2
+    settings = loaded
     quiet = args.command in ("ask", "chat", "eval", "search")
     from core.research.redact import Redactor  # noqa: PLC0415
 

@@ -182,7 +182,9 @@ def _run(command: str, tmp_path: Path, **env: str) -> subprocess.CompletedProces
     # the two configurations the issue saw doctor pass and serve refuse
     {"FEISHU_APP_ID": "cli_a1b2c3", "FEISHU_APP_SECRET": "app-secret-value"},
     {"WECOM_TOKEN": "t", "WECOM_ENCODING_AES_KEY": "wecom-aes-key-of-the-wrong-length"},
-], ids=["feishu-webhook-without-keys", "wecom-bad-aes-key"])
+    # a value no mode accepts stops both before any check, with the same line, never the value
+    {"WECOM_MODE": "websocket", "WECOM_BOT_ID": "bot1", "WECOM_BOT_SECRET": "bot-secret-value"},
+], ids=["feishu-webhook-without-keys", "wecom-bad-aes-key", "wecom-unknown-mode"])
 def test_the_commands_agree_end_to_end(env: dict[str, str], tmp_path: Path) -> None:
     doctor, serve = _run("doctor", tmp_path, **env), _run("serve", tmp_path, **env)
     assert doctor.returncode != 0 and serve.returncode == 2
