@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from redis.exceptions import RedisError
 
 from core.knowledge_base import load_knowledge_base
+from core.environment import merge_session_env
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.confidence import assess
@@ -251,7 +252,7 @@ class Conversation:
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "")
-        env = {**session.env, **offline.signals.as_env()}
+        env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
         researched: tuple[Source, ...] | None = None  # a model's verified citations, when it answered
@@ -295,6 +296,8 @@ class Conversation:
                     log.warning("could not settle the token spend; Redis unavailable")
             if outcome.ok:
                 answer_text, sources = outcome.text, tuple(outcome.sources)
+                if offline.environment_line:  # what we read of their stack, shown whichever path answered
+                    answer_text = f"{offline.environment_line}\n\n{answer_text}"
                 researched = sources
             else:
                 answer_text = f"{text('model_unavailable', language)}\n\n{offline.text}"
@@ -305,7 +308,8 @@ class Conversation:
             s = s.with_turn("assistant", answer_text, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
             kept_trace = trace if trace else s.last_trace
             return replace(
-                s, repos=repos, env={**s.env, **env}, pending=None, expired_pending=False, last_trace=kept_trace
+                s, repos=repos, env=merge_session_env(s.env, offline.stated_environment), pending=None, expired_pending=False,
+                last_trace=kept_trace
             )
 
         await self._sessions.update(key, store)

@@ -113,6 +113,11 @@ class Chip:
     notes_en: str
     notes_zh: str
     source: str
+    # vllm-ascend releases that support the chip, from the release notes: the first one, and the
+    # releases after it that left it out (the v0.9.1 line shipped without Atlas 300I).
+    since: str | None = None
+    not_in: tuple[str, ...] = ()
+    releases_source: str = ""
 
     def notes(self, language: Language) -> str:
         return self.notes_zh if language == "zh" else self.notes_en
@@ -254,6 +259,7 @@ class MainBranch:
     text_en: str
     text_zh: str
     source: str
+    targets: MatrixRow | None = None  # what main is built against (Python, CANN, torch/torch_npu, Triton Ascend)
 
     def text(self, language: Language) -> str:
         return self.text_zh if language == "zh" else self.text_en
@@ -267,6 +273,7 @@ class VersionMatrix:
     install_order: TextFact
     notes: tuple[MatrixNote, ...]
     main_branch: MainBranch
+    read_from: str = ""  # where the rows were read: the built-in copy, or a clone at a commit (core/release_matrix.py)
 
 
 @dataclass(frozen=True)
@@ -643,11 +650,25 @@ def _parse_hardware(data: Any, known: frozenset[str]) -> tuple[tuple[Chip, ...],
                 notes_en=r.str("notes_en"),
                 notes_zh=r.str("notes_zh"),
                 source=r.source(),
+                since=_release(r, "since"),
+                not_in=tuple(_release_of(r, v) for v in r.strs("not_in")) if "not_in" in r.obj else (),
+                releases_source=r.source("releases_source") if "releases_source" in r.obj else "",
             )
         )
     _unique(file, [c.id for c in chips], "chip id")
     soc = _Reader(file, "top level", data).child("soc_version")
     return tuple(chips), TextFact(soc.str("text_en"), soc.str("text_zh"), soc.source())
+
+
+def _release(r: _Reader, key: str) -> str | None:
+    value = r.opt_str(key)
+    return None if value is None else _release_of(r, value)
+
+
+def _release_of(r: _Reader, value: str) -> str:
+    if not _VERSION.match(value):
+        raise r.fail(f"release {value!r} is not like X.Y.Z[rcN][.postN] (no leading 'v')")
+    return value
 
 
 def _parse_error_codes(data: Any, known: frozenset[str]) -> tuple[ErrorCode, ...]:
@@ -809,13 +830,19 @@ def _parse_matrix(data: Any, known: frozenset[str]) -> VersionMatrix:
     for i, entry in enumerate(top.list("notes")):
         n = _Reader(file, f"notes[{i}]", entry)
         notes.append(MatrixNote(n.str("applies_to"), n.str("text_en"), n.str("text_zh"), n.source()))
+    targets = None
+    if "targets" in main.obj:
+        t = main.child("targets")
+        targets = MatrixRow("main", (commit,), t.str("python_min"), t.str("python_max_exclusive"), t.str("cann"), t.str("torch"),
+                            t.str("torch_npu"), t.opt_str("triton_ascend"), t.opt_str("mooncake"), t.source())
     return VersionMatrix(
         products=_products(top, known),
         rows=tuple(rows),
         policy=TextFact(policy.str("text_en"), policy.str("text_zh"), policy.source()),
         install_order=TextFact(order.str("text_en"), order.str("text_zh"), order.source()),
         notes=tuple(notes),
-        main_branch=MainBranch(commit, main.str("as_of"), main.str("text_en"), main.str("text_zh"), main.source()),
+        main_branch=MainBranch(commit, main.str("as_of"), main.str("text_en"), main.str("text_zh"), main.source(), targets),
+        read_from=f"the built-in copy ({main.str('as_of')})",
     )
 
 

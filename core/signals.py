@@ -312,15 +312,10 @@ class Signals:
     def is_empty(self) -> bool:
         return not (self.error_codes or self.chips or self.versions or self.features or self.path_hints)
 
-    def as_env(self) -> dict[str, str]:
-        """Versions and the first chip as a plain dict, to keep in the session (see with_env)."""
-        env = dict(self.versions)
-        if self.chips:
-            env["chip"] = self.chips[0]
-        return env
-
     def with_env(self, known_env: dict[str, str] | None) -> "Signals":
-        """Fill in versions/chip the user gave earlier in the conversation (the text wins)."""
+        """Fill in versions/chip the user gave earlier in the conversation (the text wins).
+
+        The session's dict is written by core/environment.py (`merge_session_env`)."""
         if not known_env:
             return self
         versions = dict(self.versions)

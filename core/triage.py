@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
 
 from core.index.passage import Passage
@@ -40,13 +40,15 @@ from core.knowledge_base import (
     load_knowledge_base,
 )
 from core.messages import Language, Source
-from core.signals import Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
+from core.environment import Environment, environment_from_session, read_environment, updated
+from core.release_check import NO_CHECK, ReleaseCheck, VersionVerdict, check_release, find_row, norm_version, release_line
+from core.release_matrix import current_knowledge
+from core.signals import PACKAGES, Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
 from core.resolution.answer import Match
 from core.resolution.answer import lead as resolution_lead
 from core.resolution.record import Certainty
 from core.triage_texts import Text
 
-VerdictStatus = Literal["match", "mismatch", "unknown", "info", "expected"]
 QuestionKind = Literal["problem", "howto", "code"]
 
 VLLM_ASCEND = "vllm-project/vllm-ascend"
@@ -60,7 +62,7 @@ MIN_PASSAGE_CHARS = 160
 ANSWER_BUDGET = 1600  # characters before the sources: about one chat screen
 _ASCII_EDGE = re.compile(r"[A-Za-z0-9]")
 # Packages whose versions are never vllm-ascend / vLLM versions.
-_OTHER_PACKAGES = ("cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "driver")
+_OTHER_PACKAGES = ("cann", "torch", "torch_npu", "transformers", "python", "mindie", "triton-ascend", "mooncake", "driver")
 _CODE_QUESTION = re.compile(
     r"(?<![A-Za-z])where(?: is| are| does| do|'s)?\b.{0,60}?\b(?:implemented|defined|located|registered|code|file|class|entry)"
     r"|which (?:file|module|class|function|directory)|in (?:which|what) (?:file|module)|source (?:file|location)|code location"
@@ -73,23 +75,6 @@ _PLACEHOLDERS = {"<vllm-version>": "vllm", "<vllm-ascend-version>": "vllm-ascend
 
 
 # ------------------------------------------------------------------ results
-
-
-@dataclass(frozen=True)
-class VersionVerdict:
-    """One comparison against the compatibility matrix.
-
-    component: vllm | cann | torch | torch_npu | python | vllm-ascend.
-    For status "info", `expected` lists vllm-ascend releases whose row holds `found` (a vLLM version).
-    """
-
-    status: VerdictStatus
-    component: str
-    found: str
-    expected: str
-    vllm_ascend: str
-    row: MatrixRow | None
-    sources: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -126,6 +111,9 @@ class DiagnosticReport:
     text_low: str = field(default="", repr=False)
     named_chips: tuple[str, ...] = ()  # chips worth a lookup line: named in this message, or not plainly supported
     named_facts: frozenset[str] = frozenset()  # product facts a trigger named (the rest were found by meaning)
+    release_check: ReleaseCheck = NO_CHECK  # the environment against its matrix row (core/release_check.py)
+    environment: Environment = Environment()  # the thread's environment after this message
+    message_environment: Environment = Environment()  # what this message itself stated
 
     @property
     def is_problem(self) -> bool:
@@ -151,7 +139,7 @@ class DiagnosticReport:
     def to_markdown(self, language: Language) -> str:
         """The findings as Markdown with sources, each entry labelled with its products (for the research tool)."""
         t = Text(language)
-        kb = load_knowledge_base()
+        kb = current_knowledge()
         parts = [_render_signals(self.signals, t)]
         lookups = _lookup_lines(self, t, kb, label=True)
         if lookups:
@@ -178,97 +166,44 @@ class TriageResult:
     report: DiagnosticReport | None = None
     concluded: bool = False  # a knowledge-base entry matched on a signature or trigger leads (core/confidence.py)
     passages: tuple[Passage, ...] = ()  # the index passages offered (facts and the leading thread taken out)
+    environment_line: str = ""  # "read: vllm-ascend 0.9.1, ..." as shown (a model's answer gets it too)
+
+    @property
+    def stated_environment(self) -> Environment:
+        """What the message said about the user's stack (for the thread's session: later values win)."""
+        return self.report.message_environment if self.report is not None else Environment()
 
 
 # ----------------------------------------------------------- version checks
+# The environment is read by core/environment.py and checked by core/release_check.py.
 
 
-def _norm_version(v: str) -> str:
-    v = v.strip().lower()
-    v = v[1:] if v.startswith("v") else v
-    return v.split("+", 1)[0].replace(".rc", "rc")
-
-
-def _release_line(v: str) -> str:
-    """0.8.4rc2, 0.8.4.post1 and 0.8.4 share the release line 0.8.4."""
-    return v.split("rc", 1)[0].split(".post", 1)[0]
-
-
-def _norm_cann(v: str) -> str:
-    v = _norm_version(v).upper()
-    return re.sub(r"\.(?:B\d+|ALPHA\d*|BETA\d*)$", "", v)
-
-
-def _py_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v)[:2])
-
-
-def _find_row(kb: KnowledgeBase, vllm_ascend: str) -> MatrixRow | None:
-    wanted = _norm_version(vllm_ascend)
-    return next((r for r in kb.matrix.rows if r.vllm_ascend == wanted), None)
-
-
-def check_versions(signals: Signals, kb: KnowledgeBase) -> tuple[VersionVerdict, ...]:
-    """Compare the versions in a message with the vllm-ascend compatibility matrix (same row = compatible)."""
-    va, vllm = signals.version("vllm-ascend"), signals.version("vllm")
-    policy = kb.matrix.policy.source
-    out: list[VersionVerdict] = []
-    if va:
-        row = _find_row(kb, va)
-        if row is None:
-            newest = kb.matrix.rows[0].vllm_ascend
-            return (VersionVerdict("unknown", "vllm-ascend", _norm_version(va), newest, _norm_version(va), None, (policy,)),)
-        src = (row.source,)
-        shown_va = row.vllm_ascend
-        if vllm:
-            found = _norm_version(vllm)
-            # "vllm 0.11" names a series: it cannot contradict a 0.11.x row, so it is not called a mismatch.
-            series = found.count(".") == 1 and any(v.startswith(found + ".") for v in row.vllm)
-            status: VerdictStatus = "match" if found in row.vllm or series else "mismatch"
-            out.append(VersionVerdict(status, "vllm", found, " / ".join(row.vllm), shown_va, row, src))
-        else:
-            out.append(VersionVerdict("expected", "vllm", "", " / ".join(row.vllm), shown_va, row, src))
-        cann = signals.version("cann")
-        if cann:
-            status = "match" if _norm_cann(cann) == _norm_cann(row.cann) else "mismatch"
-            out.append(VersionVerdict(status, "cann", cann, row.cann, shown_va, row, src))
-        for component, expected in (("torch_npu", row.torch_npu), ("torch", row.torch)):
-            found_v = signals.version(component)
-            if found_v:
-                status = "match" if _norm_version(found_v) == _norm_version(expected) else "mismatch"
-                out.append(VersionVerdict(status, component, found_v, expected, shown_va, row, src))
-        python = signals.version("python")
-        if python:
-            ok = _py_tuple(row.python_min) <= _py_tuple(python) < _py_tuple(row.python_max_exclusive)
-            rng = f">={row.python_min},<{row.python_max_exclusive}"
-            out.append(VersionVerdict("match" if ok else "mismatch", "python", python, rng, shown_va, row, src))
-    elif vllm:
-        found = _norm_version(vllm)
-        rows = [r for r in kb.matrix.rows if found in r.vllm]
-        if not rows and found.count(".") == 1:  # "vllm 0.11": the series, every 0.11.x row
-            rows = [r for r in kb.matrix.rows if any(v.startswith(found + ".") for v in r.vllm)]
-            found = f"{found}.x" if rows else found
-        expected = ", ".join(f"v{r.vllm_ascend}" for r in rows)
-        srcs = tuple(dict.fromkeys(r.source for r in rows)) or (policy,)
-        out.append(VersionVerdict("info", "vllm-ascend", found, expected, "", None, srcs))
-    return tuple(out)
+# A `pip list` / `pip freeze` line ("torchvision   0.22.1", "[pip3] numpy==1.26.4"): its version is
+# that package's, never a vLLM or vllm-ascend version asked about.
+_LISTED_VERSION = re.compile(r"(?m)^[ \t]{0,8}(?:\[\w{1,6}\][ \t]{0,3})?[A-Za-z][\w.\-]{0,60}(?:==|[ \t]{2,60})v?(\d{1,4}(?:\.[\w+]{1,20}){1,6})[ \t]*$")
 
 
 def _version_lookups(text: str, signals: Signals, verdicts: tuple[VersionVerdict, ...], kb: KnowledgeBase) -> tuple[VersionLookup, ...]:
     """Bare versions (pairs like "v0.11.0rc1 和 v0.11.0") not already checked and not another package's."""
-    covered = {_norm_version(v.found) for v in verdicts if v.found} | {v.vllm_ascend for v in verdicts if v.vllm_ascend}
-    others = {_norm_version(signals.version(p) or "") for p in _OTHER_PACKAGES} - {""}
+    covered = {norm_version(v.found) for v in verdicts if v.found} | {v.vllm_ascend for v in verdicts if v.vllm_ascend}
+    others = {norm_version(signals.version(p) or "") for p in _OTHER_PACKAGES} - {""}
+    # With the release known, a bare version the matrix has nothing on is a paste's GCC, CMake or OS
+    # version (collect_env prints them): saying "no row" about each is noise.
+    release_known = any(v.row is not None for v in verdicts)
+    listed = {norm_version(m.group(1)) for m in _LISTED_VERSION.finditer(text)}
     # A version the matrix only knows as a torch/torch_npu/triton pin ("wants torch 2.7.1") is
     # that package's, not a missing vLLM/vllm-ascend row.
-    pins = {_norm_version(x) for r in kb.matrix.rows for x in (r.torch, r.torch_npu, r.triton_ascend or "") if x}
+    pins = {norm_version(x) for r in kb.matrix.rows for x in (r.torch, r.torch_npu, r.triton_ascend or "") if x}
     out = []
     for version in find_versions(text):
-        v = _norm_version(version)
-        row = _find_row(kb, v)
+        v = norm_version(version)
+        row = find_row(kb, v)
         vllm_rows = tuple(r for r in kb.matrix.rows if v in r.vllm)
-        if v in covered or v in others or (v in pins and row is None and not vllm_rows):
+        if v in covered or v in others or v in listed or (v in pins and row is None and not vllm_rows):
             continue
-        line = tuple(r for r in kb.matrix.rows if _release_line(r.vllm_ascend) == _release_line(v)) if not (row or vllm_rows) else ()
+        line = tuple(r for r in kb.matrix.rows if release_line(r.vllm_ascend) == release_line(v)) if not (row or vllm_rows) else ()
+        if release_known and not (row or vllm_rows or line):
+            continue
         out.append(VersionLookup(v, row, vllm_rows, line))
         if len(out) == 4:
             break
@@ -434,13 +369,15 @@ def diagnose(
     """Match a message against the knowledge base for `repos` (every product when empty).
 
     `indexed_facts`: ids of facts the knowledge index ranked for this question (a relevance boost)."""
-    kb = kb or load_knowledge_base()
+    kb = kb or current_knowledge()
     if not isinstance(text, str):
         text = ""
     routed = tuple(r for r in repos if kb.repository(r) is not None)
     low = text.lower()
     named = extract_signals(text)
-    signals = named.with_env(known_env)
+    stated = read_environment(text).with_unnamed_release_as(routed)
+    env = updated(environment_from_session(known_env), stated)
+    signals = _with_environment(named.with_env(known_env), env)
     matrix_on = _in_scope(kb.matrix.products, routed)
 
     codes, unknown = [], []
@@ -452,9 +389,11 @@ def diagnose(
             codes.append(entry)
     names = set(find_env_names(text))
     env_vars = tuple(v for v in kb.env_vars if v.name in names and _in_scope(v.products, routed))
-    verdicts = check_versions(signals, kb) if matrix_on else ()
+    on_main = mentions_main_branch(text)
+    release = check_release(env, kb, on_main=on_main) if matrix_on else NO_CHECK
+    verdicts = release.verdicts
     lookups = _version_lookups(text, signals, verdicts, kb) if matrix_on else ()
-    main = kb.matrix.main_branch if matrix_on and mentions_main_branch(text) else None
+    main = kb.matrix.main_branch if matrix_on and on_main else None
     tokens = signals.tokens
     incompat = tuple(c for c in kb.incompatibilities if c.matches(tokens) and _in_scope(c.products, routed))
     chips = tuple(c for c in (kb.chip(cid) for cid in signals.chips) if c is not None)
@@ -498,8 +437,15 @@ def diagnose(
         signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy,
         repos=routed, env_vars=env_vars, version_lookups=lookups, main_branch=main, code_entries=code_entries,
         product_facts=facts, flag_notes=flag_notes, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
-        named_facts=named_facts,
+        named_facts=named_facts, release_check=release, environment=env, message_environment=stated,
     )
+
+
+def _with_environment(signals: Signals, env: Environment) -> Signals:
+    """The signals with the environment's versions (last value wins, corrections applied) and its chip first."""
+    versions = tuple((p, v) for p in PACKAGES if (v := env.get(p)))
+    chips = tuple(dict.fromkeys((*((env.chip,) if env.chip else ()), *signals.chips)))
+    return replace(signals, versions=versions, chips=chips)
 
 
 def _markers_of(text: str) -> frozenset[str]:
@@ -554,7 +500,7 @@ def _fill(run: str, signals: Signals) -> str:
         if placeholder in run:
             value = signals.version(package)
             if value:
-                run = run.replace(placeholder, _norm_version(value))
+                run = run.replace(placeholder, norm_version(value))
     return run
 
 
@@ -580,23 +526,34 @@ def _render_signals(signals: Signals, t: Text) -> str:
 
 
 def _row_text(row: MatrixRow, t: Text) -> str:
-    return t("row", cann=row.cann, torch=row.torch, torch_npu=row.torch_npu, pmin=row.python_min, pmax=row.python_max_exclusive)
+    text = t("row", cann=row.cann, torch=row.torch, torch_npu=row.torch_npu, pmin=row.python_min, pmax=row.python_max_exclusive)
+    extra = [f"Triton Ascend {row.triton_ascend}" if row.triton_ascend else "", f"Mooncake {row.mooncake}" if row.mooncake else ""]
+    return t("list_sep").join([text, *(e for e in extra if e)])
 
 
-_PACKAGE_NAMES = {"vllm": "vLLM", "cann": "CANN", "torch": "torch", "torch_npu": "torch_npu", "python": "Python"}
+_PACKAGE_NAMES = {
+    "vllm": "vLLM", "cann": "CANN", "torch": "torch", "torch_npu": "torch_npu", "python": "Python",
+    "triton-ascend": "Triton Ascend", "mooncake": "Mooncake",
+}
 
 
 def _render_verdict(v: VersionVerdict, t: Text, kb: KnowledgeBase) -> str:
     if v.status == "unknown":
-        line = [r for r in kb.matrix.rows if _release_line(r.vllm_ascend) == _release_line(_norm_version(v.found))]
+        line = [r for r in kb.matrix.rows if release_line(r.vllm_ascend) == release_line(norm_version(v.found))]
         if line:  # 0.8.4 asked, 0.8.4rc2 documented: name the rows that exist, with their vLLM
             rows = ", ".join(f"v{r.vllm_ascend} (vLLM {' / '.join(r.vllm)})" for r in line)
             return t("v_line_rows", found=f"vllm-ascend {v.found}", rows=rows)
-        return t("v_unknown", found=v.found, oldest=kb.matrix.rows[-1].vllm_ascend, newest=v.expected)
+        return t("v_unknown", found=v.found, oldest=kb.matrix.rows[-1].vllm_ascend, newest=v.expected, where=kb.matrix.read_from)
+    if v.status == "info" and v.component == "vllm":  # on main: a vLLM release is not the verified commit
+        return t("v_main_vllm", found=v.found, commit=v.expected)
     if v.status == "info":
         return t("v_info", found=v.found, expected=v.expected) if v.expected else t("v_no_row", found=f"vLLM {v.found}")
     if v.status == "expected":
         return t("v_row", va=v.vllm_ascend, expected=v.expected, row=_row_text(v.row, t) if v.row else "")
+    if v.component == "chip":
+        return t("v_chip_release", found=v.found, va=v.vllm_ascend, expected=v.expected)
+    if v.component == "image":
+        return t("v_image", found=v.found, expected=v.expected)
     if v.component == "vllm":
         if v.status == "match":
             return t("v_match", found=v.found, va=v.vllm_ascend)
@@ -605,6 +562,42 @@ def _render_verdict(v: VersionVerdict, t: Text, kb: KnowledgeBase) -> str:
         return t("v_python_ok" if v.status == "match" else "v_python", found=v.found, expected=v.expected, va=v.vllm_ascend)
     name = _PACKAGE_NAMES.get(v.component, v.component)
     return t("v_match_other" if v.status == "match" else "v_mismatch_other", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend)
+
+
+def _release_lines(check: ReleaseCheck, t: Text, kb: KnowledgeBase) -> list[str]:
+    """What holds without a row of one's own (post, dev, main), then the fields that differ and the row to move to."""
+    lines = []
+    row = check.row
+    if check.kind == "post" and row is not None:
+        lines.append(t("v_kind_post", found=check.release, va=row.vllm_ascend))
+    elif check.kind == "dev" and row is not None:
+        target = t("v_target_main") if row.vllm_ascend == "main" else t("v_target_row", va=row.vllm_ascend)
+        lines.append(t("v_kind_dev", found=check.release, target=target))
+    elif check.kind == "main" and row is not None:
+        main = kb.matrix.main_branch
+        lines.append(t("v_kind_main", commit=main.commit[:8], row=_row_text(row, t), as_of=main.as_of))
+    differs = [d for d in check.differs if d in _PACKAGE_NAMES]
+    if differs and row is not None:
+        own = "main" if row.vllm_ascend == "main" else f"v{row.vllm_ascend}"
+        names = t("list_sep").join(_PACKAGE_NAMES[d] for d in differs)
+        lines.append(t("v_differs", own=own, fields=names))
+        if check.move_to is not None:
+            m = check.move_to
+            lines.append(t("v_move", va=m.vllm_ascend, vllm=" / ".join(m.vllm), row=_row_text(m, t), fields=names, own=own))
+        else:
+            changes = t("list_sep").join(f"{_PACKAGE_NAMES[v.component]} {v.expected}" for v in check.verdicts
+                                         if v.status == "mismatch" and v.component in differs)
+            lines.append(t("v_stay", own=own, changes=changes))
+    return lines
+
+
+def _environment_line(report: DiagnosticReport, t: Text) -> str:
+    """"read: vllm-ascend 0.9.1, vLLM 0.9.1, CANN 8.1.RC1, 910B" when this message stated versions, an
+    image or a correction, or the thread's environment was checked; a chip alone is just a question."""
+    stated = {k for k, _ in report.message_environment.values} - {"chip", "card", "cards"}
+    if not (stated or report.environment.corrected or report.version_verdicts and not report.environment.is_empty):
+        return ""
+    return report.environment.summary(t.language)
 
 
 def _render_lookup(lk: VersionLookup, t: Text) -> str:
@@ -627,6 +620,8 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
     matrix = kb.matrix.products
     for v in report.version_verdicts:
         out.append((matrix, _render_verdict(v, t, kb), v.sources))
+    row_refs = (report.release_check.row.source,) if report.release_check.row is not None else ()
+    out += [(matrix, line, row_refs) for line in _release_lines(report.release_check, t, kb)]
     for lk in report.version_lookups:
         refs = ((lk.row.source,) if lk.row else tuple(r.source for r in lk.vllm_rows)) or (kb.matrix.policy.source,)
         out.append((matrix, _render_lookup(lk, t), refs))
@@ -696,6 +691,9 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             commands += list(pattern.commands)
             refs += pattern.sources
         return text, steps, commands, refs, True
+    for v in report.version_verdicts:
+        if v.status == "mismatch" and v.component in ("chip", "image"):
+            return with_pattern(t(f"c_{v.component}_release", found=v.found, expected=v.expected, va=v.vllm_ascend), None, v.sources)
     for v in report.version_verdicts:
         if v.status == "mismatch":
             name = _PACKAGE_NAMES.get(v.component, v.component)
@@ -871,7 +869,7 @@ def triage(
 
     A resolved thread that matched the question with confidence leads (what fixed it, who said so,
     the release); the diagnostic follows as what else to check."""
-    kb = kb or load_knowledge_base()
+    kb = kb or current_knowledge()
     t = Text(language)
     question = text if isinstance(text, str) else ""
     # Facts come back from the index as passages too: they boost the fact selection and are shown
@@ -910,6 +908,7 @@ def triage(
             parts.append(t("nothing"))
         else:
             parts.append(t("nothing_with_lookups") if report.kind == "problem" else t("lookups_intro"))
+    parts.append(_environment_line(report, t))
     if lookups:
         parts.append(t("lookups") + "\n" + _grouped(lookups, routed, t, kb))
         refs += [ref for line in lookups for ref in line[2]]
@@ -932,7 +931,8 @@ def triage(
     fact_sources = [_fact_source(f, kb) for f in report.product_facts if any(r in f.products for r in routed)]
     sources = _unique_sources([*thread_sources, *(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
     return TriageResult(text=answer, sources=sources, signals=report.signals, report=report,
-                        concluded=found is not None and found[4], passages=tuple(passages))
+                        concluded=found is not None and found[4], passages=tuple(passages),
+                        environment_line=_environment_line(report, t))
 
 
 def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = None) -> TriageResult | None:
@@ -941,7 +941,7 @@ def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = 
     Shown with a "which project?" question, so a named variable or code is answered at once
     and only the product-specific steps wait for the user's pick. None when nothing applies.
     """
-    kb = kb or load_knowledge_base()
+    kb = kb or current_knowledge()
     t = Text(language)
     question = text if isinstance(text, str) else ""
     report = diagnose(question, repos=(), known_env=None, kb=kb)
@@ -973,7 +973,7 @@ def triage_details(
     kb: KnowledgeBase | None = None,
 ) -> TriageResult:
     """The full checklist and the what-to-send list for the routed products (the `details` command)."""
-    kb = kb or load_knowledge_base()
+    kb = kb or current_knowledge()
     t = Text(language)
     lang = t.language
     question = text if isinstance(text, str) else ""

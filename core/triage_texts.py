@@ -21,6 +21,14 @@ T: dict[str, tuple[str, str]] = {
         "Your {component} {found} differs from the {expected} in the matrix row of vllm-ascend {va}; align it first.",
         "你的 {component} {found} 与 vllm-ascend {va} 所在矩阵行的 {expected} 不一致；请先对齐。",
     ),
+    "c_chip_release": (
+        "vllm-ascend {va} does not support your hardware ({found}); support is in {expected}. Move to such a release first.",
+        "vllm-ascend {va} 不支持你的硬件（{found}）；支持的版本为 {expected}。请先换到这样的版本。",
+    ),
+    "c_image_release": (
+        "The image you run ({found}) is built for another chip; yours needs {expected}. Switch the image first.",
+        "你使用的镜像（{found}）是为其他芯片构建的；你的芯片需要 {expected}。请先更换镜像。",
+    ),
     "c_unknown_version": (
         "vllm-ascend {va} itself has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the rows below and the versioning policy.",
         "我们收录的兼容矩阵中没有 vllm-ascend {va} 本身这一行，无法离线核对配套关系；请参考下面的记录和版本策略文档。",
@@ -85,9 +93,38 @@ T: dict[str, tuple[str, str]] = {
     "v_python": ("**Mismatch:** Python {found} is outside {expected} required by vllm-ascend {va}.", "**不满足：**Python {found} 不在 vllm-ascend {va} 要求的 {expected} 范围内。"),
     "v_python_ok": ("Python {found} is within {expected}.", "Python {found} 在 {expected} 范围内。"),
     "v_unknown": (
-        "vllm-ascend {found} has no documented row in the matrix we hold (it covers v{oldest} to v{newest}); check the release notes and the versioning policy instead of guessing.",
-        "我们收录的兼容矩阵中没有 vllm-ascend {found} 的记录（覆盖 v{oldest} 至 v{newest}）；请查看 release notes 和版本策略文档，不要猜测。",
+        "vllm-ascend {found} has no documented row in the matrix we hold (read from {where}; it covers v{oldest} to v{newest}); check the release notes and the versioning policy instead of guessing.",
+        "我们收录的兼容矩阵中没有 vllm-ascend {found} 的记录（读取自 {where}，覆盖 v{oldest} 至 v{newest}）；请查看 release notes 和版本策略文档，不要猜测。",
     ),
+    "v_main_vllm": (
+        "main is tested against one vLLM commit ({commit}), not a vLLM release; you have vLLM {found}.",
+        "main 只针对一个 vLLM commit（{commit}）测试，而不是某个 vLLM 发布版；你使用的是 vLLM {found}。",
+    ),
+    "v_chip_release": (
+        "**Not supported in this release:** {found} on vllm-ascend {va}; support is in {expected}.",
+        "**该版本不支持：**vllm-ascend {va} 不支持 {found}；支持的版本为 {expected}。",
+    ),
+    "v_image": (
+        "**Image mismatch:** {found} is built for another chip; yours needs {expected}.",
+        "**镜像不匹配：**{found} 是为其他芯片构建的；你的芯片需要 {expected}。",
+    ),
+    "v_kind_post": ("vllm-ascend {found} is a post release of v{va}: the v{va} row holds.", "vllm-ascend {found} 是 v{va} 的 post 版本：适用 v{va} 这一行。"),
+    "v_kind_dev": (
+        "vllm-ascend {found} is a development build, not a release: no row pins it; checked against {target}.",
+        "vllm-ascend {found} 是开发构建而非发布版：矩阵中没有固定它的行；以下按{target}核对。",
+    ),
+    "v_target_row": ("the row of v{va}, the release it leads to", " v{va} 这一行（它通向的发布版）"),
+    "v_target_main": ("main's targets (it is newer than every row)", " main 的目标版本（它比所有行都新）"),
+    "v_kind_main": (
+        "main has no release row: it is built against vLLM commit {commit} with {row} (as of {as_of}); checked against those.",
+        "main 没有发布版对应的行：它基于 vLLM commit {commit}，以及 {row}（截至 {as_of}）；以下按这些核对。",
+    ),
+    "v_differs": ("**Differs from the {own} row:** {fields}.", "**与 {own} 这一行不一致：**{fields}。"),
+    "v_move": (
+        "Your other versions fit the row of vllm-ascend **v{va}** (vLLM {vllm}; {row}): move vllm-ascend to v{va}, or move {fields} to the {own} row.",
+        "你的其他版本符合 vllm-ascend **v{va}** 这一行（vLLM {vllm}；{row}）：把 vllm-ascend 换成 v{va}，或把 {fields} 换成 {own} 这一行的版本。",
+    ),
+    "v_stay": ("To stay on the {own} row, move to {changes}.", "要保持 {own} 这一行，请改为 {changes}。"),
     "v_row": ("vllm-ascend {va} pairs with vLLM **{expected}**; its row pins {row}.", "vllm-ascend {va} 对应 vLLM **{expected}**；该行固定了 {row}。"),
     "v_info": ("vLLM {found} appears in the matrix rows of vllm-ascend {expected}.", "vLLM {found} 出现在 vllm-ascend {expected} 所在的矩阵行中。"),
     "v_no_row": (

@@ -319,9 +319,10 @@ def test_guarding_never_changes_a_result() -> None:
             assert (g.search(text, low) is None) == (raw is None), (name, text, raw)
 
 
-def test_as_env_round_trips_through_with_env() -> None:
-    first = extract_signals("vllm-ascend 0.9.1 on Atlas 800I A2 with CANN 8.2.RC1")
-    env = first.as_env()
+def test_the_session_env_round_trips_through_with_env() -> None:
+    from core.environment import merge_session_env, read_environment
+
+    env = merge_session_env({}, read_environment("vllm-ascend 0.9.1 on Atlas 800I A2 with CANN 8.2.RC1"))
     assert env == {"vllm-ascend": "0.9.1", "cann": "8.2.RC1", "chip": "910B"}
     later = extract_signals("still failing").with_env(env)
     assert later.version("vllm-ascend") == "0.9.1" and later.chips == ("910B",)

@@ -9,8 +9,9 @@ import pytest
 
 from core.knowledge_base import KNOWLEDGE_DIR, KnowledgeBaseError, load_knowledge_base
 from core.messages import Source
-from core.triage import DiagnosticReport, check_versions, diagnose, triage, triage_details
-from core.signals import extract_signals
+from core.environment import read_environment
+from core.release_check import check_release
+from core.triage import DiagnosticReport, diagnose, triage, triage_details
 
 VLLM_ASCEND = "vllm-project/vllm-ascend"
 MATRIX_URL = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source/community/versioning_policy.md"
@@ -38,7 +39,7 @@ def test_version_mismatch_verdict_in_conclusion_with_matrix_source() -> None:
 
 def test_matching_versions_are_confirmed_not_flagged() -> None:
     kb = load_knowledge_base()
-    verdicts = check_versions(extract_signals("vllm 0.11.0, vllm-ascend 0.11.0, CANN 8.3.RC2, torch_npu 2.7.1.post1"), kb)
+    verdicts = check_release(read_environment("vllm 0.11.0, vllm-ascend 0.11.0, CANN 8.3.RC2, torch_npu 2.7.1.post1"), kb).verdicts
     assert [(v.component, v.status) for v in verdicts] == [("vllm", "match"), ("cann", "match"), ("torch_npu", "match")]
     assert "Version misalignment" not in triage("vllm 0.11.0 and vllm-ascend 0.11.0 crash with error", (VLLM_ASCEND,), "en").text
 
@@ -55,7 +56,7 @@ def test_matching_versions_are_confirmed_not_flagged() -> None:
     ],
 )
 def test_compatibility_is_the_same_row_of_the_matrix(text: str, status: str) -> None:
-    (v,) = check_versions(extract_signals(text), load_knowledge_base())
+    (v,) = check_release(read_environment(text), load_knowledge_base()).verdicts
     assert v.status == status
 
 
@@ -73,7 +74,7 @@ def test_policy_wording_states_the_same_row_rule() -> None:
 
 def test_cann_and_python_mismatch_against_the_row() -> None:
     kb = load_knowledge_base()
-    verdicts = {v.component: v for v in check_versions(extract_signals("vllm-ascend 0.13.0 CANN 8.3.RC2 python 3.12"), kb)}
+    verdicts = {v.component: v for v in check_release(read_environment("vllm-ascend 0.13.0 CANN 8.3.RC2 python 3.12"), kb).verdicts}
     assert verdicts["cann"].status == "mismatch" and verdicts["cann"].expected == "8.5.0"
     assert verdicts["python"].status == "mismatch"
     text = triage("vllm-ascend 0.13.0 with CANN 8.3.RC2 fails", (VLLM_ASCEND,), "en").text
@@ -88,7 +89,7 @@ def test_unknown_version_says_so_and_points_to_the_policy() -> None:
 
 def test_vllm_version_alone_lists_matching_vllm_ascend_releases() -> None:
     kb = load_knowledge_base()
-    (v,) = check_versions(extract_signals("vllm 0.11.0 on 910B"), kb)
+    (v,) = check_release(read_environment("vllm 0.11.0 on 910B"), kb).verdicts
     assert v.status == "info"
     assert "v0.11.0" in v.expected and "v0.11.0rc1" in v.expected
     assert "v0.9.1" not in v.expected

@@ -12,8 +12,9 @@ from core.knowledge_base import load_knowledge_base
 from core.language import detect_language
 from core.product_scope import command_markers, forbidden_markers, leaked_markers, scoped_advice
 from core.router import route
-from core.signals import extract_signals
-from core.triage import check_versions, diagnose, passage_excerpt, triage
+from core.environment import read_environment
+from core.release_check import check_release
+from core.triage import diagnose, passage_excerpt, triage
 
 VLLM = "vllm-project/vllm"
 VA = "vllm-project/vllm-ascend"
@@ -298,7 +299,7 @@ def test_a_named_flag_is_explained_from_the_knowledge_base() -> None:
 def test_a_version_series_lists_its_rows_and_is_not_a_mismatch() -> None:
     text = triage("vllm 0.11 on NPU, which vllm-ascend?", (VA,), "en").text
     assert "vLLM 0.11.x appears in the matrix rows of vllm-ascend" in text and "v0.11.0rc3" in text
-    (v, *_) = check_versions(extract_signals("vllm-ascend 0.11.0 with vllm 0.11"), load_knowledge_base())
+    (v, *_) = check_release(read_environment("vllm-ascend 0.11.0 with vllm 0.11"), load_knowledge_base()).verdicts
     assert v.status == "match"
 
 
