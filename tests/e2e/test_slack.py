@@ -188,7 +188,7 @@ async def _eventually(condition: Callable[[], bool], timeout: float = 20.0) -> N
 # --- the real core (offline triage) -------------------------------------------------------------
 
 QUESTION = "vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup, why?"
-AMBIGUOUS = "MindIE fails to start after the upgrade, what should I check?"
+AMBIGUOUS = "MindIE reports an undefined symbol after the upgrade, what should I check?"
 
 
 def _answers(slack: FakeSlack, channel: str, thread: str) -> list:

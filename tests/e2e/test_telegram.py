@@ -262,7 +262,7 @@ async def test_clarification_by_typed_reply_in_a_group(tg: FakeTelegram, tg_sett
 
 async def test_real_core_clarifies_with_buttons_and_resumes_on_press(tg: FakeTelegram, tg_settings: Any) -> None:
     async with running_bot(tg_settings()) as stack:  # the real conversation core, offline triage
-        await post(stack, message_update("MindIE 启动报错怎么办？"))
+        await post(stack, message_update("MindIE 报错了，说找不到符号，怎么排查？"))
         await stack.wait_idle()
         message, data = keyboard_message(tg, 42)
         assert len(data) >= 2 and all(len(d.encode()) <= 64 for d in data)
