@@ -37,7 +37,6 @@ from core.knowledge_base import (
     Note,
     ProblemPattern,
     TextFact,
-    load_knowledge_base,
 )
 from core.messages import Language, Source
 from core.environment import Environment, environment_from_session, read_environment, updated

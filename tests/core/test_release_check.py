@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from core.conversation import Conversation
 from core.environment import read_environment
 from core.knowledge_base import load_knowledge_base
