@@ -1,4 +1,4 @@
-"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, import, index, search, doctor, eval."""
+"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, import, index, search, doctor, eval, report."""
 from __future__ import annotations
 
 import argparse
@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     from bot.eval.command import add_parser as add_eval_parser  # noqa: PLC0415
 
     add_eval_parser(sub)
+    from bot.report.command import add_parser as add_report_parser  # noqa: PLC0415
+
+    add_report_parser(sub)
 
     args = parser.parse_args(argv)
     if args.command == "sync" and args.max_pages is not None and (not args.issues or args.max_pages < 1):
@@ -220,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot.eval.command import cmd_eval  # noqa: PLC0415
 
         return asyncio.run(cmd_eval(args, settings))
+    if args.command == "report":
+        from bot.report.command import cmd_report  # noqa: PLC0415
+
+        return asyncio.run(cmd_report(args, settings))
     if args.command == "import":
         from bot.import_command import run_import  # noqa: PLC0415
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+TOKEN_KINDS = ("input", "output", "cache_write", "cache_read")  # a research outcome's usage fields
+
 
 class Metrics:
     def __init__(self) -> None:
@@ -30,7 +32,7 @@ class Metrics:
     def observe_research(self, outcome: object) -> None:
         """Model tokens and tool calls of one research answer."""
         usage = getattr(outcome, "usage", None)
-        for kind in ("input", "output", "cache_write", "cache_read"):
+        for kind in TOKEN_KINDS:
             tokens = int(getattr(usage, kind, 0) or 0)
             if tokens:
                 self.model_tokens.labels(kind).inc(tokens)

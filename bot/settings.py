@@ -68,6 +68,13 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
     # HOST beyond loopback closes /readyz and /metrics unless METRICS_TOKEN is sent; true opens them to anyone
     metrics_public: bool = False
 
+    # --- admin report: /admin and `python -m bot report` (bot/report, docs/operations.md#admin-report) ---
+    admin_token: SecretStr | None = None  # the operator: every workspace's numbers, never a question's text
+    admin_tokens: dict[str, SecretStr] = Field(default_factory=dict)  # {"slack:T1": "…"}: that workspace, texts too
+    answer_log_days: int = Field(default=90, ge=1, le=366)  # how long each workspace's answer records live
+    answer_log_max_entries: int = Field(default=50_000, ge=1)  # and how many one workspace keeps (newest)
+    answer_log_limits: dict[str, dict[str, int]] = Field(default_factory=dict)  # {"slack:T1": {"days": 30, "entries": 5000}}
+
     # --- knowledge index (python -m bot index / search) ----------------------------------------
     index_dir: Path | None = None  # unset: DATA_DIR/index
     index_check_seconds: float = 30.0  # how often a worker looks for a newer index generation

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.metrics import StatusGate
+from bot.report.endpoint import admin_route
 from adapters.common.ingress import unavailable
 from bot.wiring import Components
 
@@ -71,6 +72,9 @@ def create_app(components: Components, *, host: str | None = None) -> Starlette:
         return unavailable("webhook", exc)
 
     routes = [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
+    admin = admin_route(components)  # None when no ADMIN_TOKEN(S) is set: /admin is off
+    if admin is not None:
+        routes.append(admin)
     for adapter in components.adapters.values():
         routes.extend(adapter.routes())
 

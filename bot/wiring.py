@@ -15,10 +15,15 @@ from adapters.base import AdapterDeps, PlatformAdapter, PlatformMisconfigured
 from adapters.common.config_check import PlatformCheck, misconfigured_line
 from bot.access_check import access_policy, check_access
 from bot.metrics import Metrics
+from bot.report.access import AdminAuth
+from bot.report.limits import LogLimits
+from bot.report.log import AnswerLog
+from bot.report.usage import add_research_usage
 from bot.settings import Settings
 from core.ingress import Ingress
 from core.keys import Keys
 from core.limits import RateLimiter, TokenBudget
+from core.research.redact import Redactor
 from core.session import RedisSessionStore
 
 if TYPE_CHECKING:
@@ -38,6 +43,7 @@ class Components:
     researcher: Any = None
     metrics: Metrics | None = None
     limiter: RateLimiter | None = None
+    answer_log: AnswerLog | None = None  # one record per delivered reply, for the admin report
 
     async def aclose(self) -> None:
         for adapter in self.adapters.values():
@@ -162,6 +168,11 @@ def build_adapters(deps: AdapterDeps) -> dict[str, PlatformAdapter]:
     return adapters
 
 
+def _observe_research(metrics: Metrics, outcome: Any) -> None:
+    metrics.observe_research(outcome)  # the process's counters (/metrics)
+    add_research_usage(outcome)  # the job's own tally, for its answer record (bot/report)
+
+
 def build_components(
     settings: Settings,
     *,
@@ -194,7 +205,7 @@ def build_components(
             budget=TokenBudget(
                 client, keys, settings.daily_token_budget, settings.user_daily_token_budget, settings.answer_token_reserve
             ),
-            on_research=metrics.observe_research,
+            on_research=lambda outcome: _observe_research(metrics, outcome),
             retriever=retriever,
             memory=memory,
             vocabulary=open_vocabulary(settings).current,
@@ -202,8 +213,11 @@ def build_components(
             experts=experts(settings),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
+    AdminAuth.from_settings(settings)  # a malformed admin token stops startup with one line, like other settings
+    answer_log = AnswerLog(client, keys, LogLimits.from_settings(settings), Redactor.from_settings(settings))
     components = Components(
-        settings, client, keys, ingress, conversation, researcher=researcher, metrics=metrics, limiter=limiter
+        settings, client, keys, ingress, conversation, researcher=researcher, metrics=metrics, limiter=limiter,
+        answer_log=answer_log,
     )
     if with_adapters:
         components.adapters = build_adapters(AdapterDeps(settings=settings, redis=client, ingress=ingress))

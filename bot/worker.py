@@ -28,6 +28,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Delivered, Responder
 from bot.logs import job_context
+from bot.report.usage import open_tally
 from bot.retention import dead_letter_bounds, trim_settled_jobs
 from bot.wiring import Components
 from core.messages import InboundMessage, Progress, Reply, ReplyKind
@@ -365,6 +366,7 @@ class Worker:
             if attempts > settings.job_max_deliveries:
                 await self._give_up(job_id, fields, message, responder, lists)
                 return
+            tally = open_tally()  # the model tokens this job spends, for its answer record
             if preset is None:
                 reply = await self._answer(job_id, message, responder)
             elif preset is _SILENT:
@@ -384,7 +386,7 @@ class Worker:
             await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
             await self._complete(job_id, lists)
             self._delivered.pop(job_id, None)
-            self._observe(job_id, message, reply)
+            await self._observe(job_id, message, reply, tally.tokens)
         finally:
             finished.set()  # cancel() alone can be swallowed inside a redis-py call on Python 3.11
             heartbeat.cancel()
@@ -465,13 +467,20 @@ class Worker:
         if trimmed or trimmed_dead:
             log.info("retention: trimmed %d settled jobs and %d old dead letters", trimmed, trimmed_dead)
 
-    def _observe(self, job_id: str, message: InboundMessage, reply: Reply) -> None:
-        metrics = self.c.metrics
-        if metrics is None:
-            return
-        metrics.answers.labels(message.platform, reply.kind.value).inc()
+    async def _observe(self, job_id: str, message: InboundMessage, reply: Reply, tokens: int) -> None:
+        """Count a delivered reply in /metrics and in the answer log, with one latency, so the admin
+        report and the metrics agree."""
         enqueued_ms = int(job_id.split("-", 1)[0])
-        metrics.job_seconds.labels(message.platform).observe(max(time.time() - enqueued_ms / 1000, 0))
+        latency = max(time.time() - enqueued_ms / 1000, 0)
+        metrics = self.c.metrics
+        if metrics is not None:
+            metrics.answers.labels(message.platform, reply.kind.value).inc()
+            metrics.job_seconds.labels(message.platform).observe(latency)
+        if self.c.answer_log is not None:
+            try:
+                await self.c.answer_log.record(message, reply, latency=latency, tokens=tokens)
+            except (RedisError, OSError) as exc:  # the user has the answer; a lost report line is no reason to retry
+                log.warning("could not store the answer record of job %s: %s", job_id, type(exc).__name__)
 
     async def _answer(self, job_id: str, message: InboundMessage, responder: Responder) -> Reply:
         async def progress(update: Progress) -> None:

@@ -80,6 +80,21 @@ class Keys:
     def trace(self, trace_id: str) -> str:
         return f"{self.prefix}:trace:{trace_id}"
 
+    @property
+    def feedback_index(self) -> str:
+        """Trace ids that received a vote, scored by the vote's time: the report reads votes from it
+        instead of looking up every answer's feedback key."""
+        return f"{self.prefix}:feedback:index"
+
+    # the answer log (bot/report): one stream per platform and workspace, and the list of them
+    def answer_log(self, platform: str, workspace: str) -> str:
+        return f"{self.prefix}:answers:{platform}:{_digest(workspace)}"
+
+    @property
+    def answer_log_index(self) -> str:
+        """`platform:workspace` of every answer log, scored by its last write."""
+        return f"{self.prefix}:answers:index"
+
     # team resolutions: one list per platform and workspace, never read across them
     def team_answers(self, platform: str, workspace: str) -> str:
         return f"{self.prefix}:team:{platform}:{_digest(workspace)}"

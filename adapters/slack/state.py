@@ -12,6 +12,7 @@ import time
 
 from redis.asyncio import Redis
 
+from adapters.common.feedback import note_feedback
 from adapters.common.records import DeliveryRecords
 from core.keys import Keys
 
@@ -57,4 +58,5 @@ async def record_feedback(
     async with redis.pipeline(transaction=True) as pipe:
         pipe.hset(keys.feedback(trace_id), f"{PLATFORM}:{workspace}:{user}", entry)
         pipe.expire(keys.feedback(trace_id), FEEDBACK_TTL_SECONDS)
+        note_feedback(pipe, keys, trace_id)
         await pipe.execute()

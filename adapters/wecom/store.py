@@ -17,6 +17,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from adapters.common.choices import ChoiceStore
+from adapters.common.feedback import note_feedback
 from core.keys import Keys
 
 PLATFORM = "wecom"
@@ -208,5 +209,7 @@ class FeedbackStore:
             pipe.hset(key, "feedback_id", feedback_id)
             pipe.hset(key, f"user:{user_id}", json.dumps(entry, ensure_ascii=False))
             pipe.expire(key, FEEDBACK_TTL_SECONDS)
+            if trace_id:  # a vote the bot cannot tie to an answer has no place in the report
+                note_feedback(pipe, self._keys, trace_id)
             await pipe.execute()
         return key

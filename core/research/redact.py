@@ -61,15 +61,19 @@ def url_credentials(value: str) -> list[str]:
     return [unquote(username)]
 
 
-def _setting_strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
+def _secrets_in(value: object) -> Iterable[str]:
+    """Every secret a setting holds: a `SecretStr`'s value, also inside a dict or list (ADMIN_TOKENS),
+    and the credentials written into URL strings (REDIS_URL, REPO_URLS, any *_URL)."""
+    if isinstance(value, SecretStr):
+        yield value.get_secret_value()
+    elif isinstance(value, str):
+        yield from url_credentials(value)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _setting_strings(item)
+            yield from _secrets_in(item)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _setting_strings(item)
+            yield from _secrets_in(item)
 
 
 class Redactor:
@@ -84,16 +88,8 @@ class Redactor:
 
     @classmethod
     def from_settings(cls, settings: object) -> "Redactor":
-        values = []
-        for name in type(settings).model_fields:  # type: ignore[attr-defined]
-            value = getattr(settings, name, None)
-            if isinstance(value, SecretStr):
-                values.append(value.get_secret_value())
-                continue
-            # REDIS_URL, REPO_URLS, any *_URL: a password written into the URL is a secret too
-            for text in _setting_strings(value):
-                values.extend(url_credentials(text))
-        return cls(values)
+        fields = type(settings).model_fields  # type: ignore[attr-defined]
+        return cls(secret for name in fields for secret in _secrets_in(getattr(settings, name, None)))
 
     def __call__(self, text: str) -> str:
         if self._pattern is not None:
