@@ -173,13 +173,13 @@ def compare_libraries(index_dir: Path, rows: list[dict]) -> None:
     import bm25s  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    from core.index.builder import _load_cache  # noqa: PLC0415
+    from core.index.builder import load_cache  # noqa: PLC0415
     from core.index.tokenizer import tokenize  # noqa: PLC0415
 
     docs: list[list[str]] = []
     owners: list[tuple[str, str]] = []
     for name, _ in BENCH_REPOS:
-        cache = _load_cache(index_dir, name)
+        cache = load_cache(index_dir, name)
         for path, entry in cache.get("files", {}).items():
             for unit in entry["units"]:
                 docs.append(unit[5].split() + unit[6].split() * 3 + tokenize(path.replace("/", " ")) * 2)

@@ -1,7 +1,9 @@
 """`python -m bot sync`: clone or update the local repositories that search_code and read_file read.
 
 Clones are shallow (`--depth 1`, the default branch) or blobless (full
-history, file contents fetched on demand), per REPO_SYNC_MODE. A new clone is
+history, file contents fetched on demand), per REPO_SYNC_MODE. A shallow clone
+then gets the newest SYNC_RELEASE_TAGS release tags at depth 1, so answers can
+read at the user's release (core/releases/fetch.py). A new clone is
 made in a temporary directory and renamed into place, so an interrupted sync
 never leaves a half clone where the tools look. The clone URL of each
 repository is a setting (REPO_URLS), so mirrors, proxies and file:// test
@@ -22,6 +24,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from bot.settings import Settings
+from core.releases.fetch import fetch_release_tags
 from core.research.git import GitError, run_git
 from core.research.redact import Redactor
 from core.research.repos import REPOSITORIES, RepoInfo, clone_url, find_repo, local_path
@@ -43,6 +46,7 @@ class SyncResult:
     error: str = ""
     seconds: float = 0.0
     host: str = ""  # where the clone came from (host name or local path, never credentials): for the summary
+    note: str = ""  # what else happened: release tags fetched, or why they were not
 
     @property
     def ok(self) -> bool:
@@ -63,7 +67,8 @@ async def sync_repositories(settings: Settings, repos: list[str] | None, progres
             await _say(progress, f"Syncing {item.name}…")
             result = await _sync_one(settings, item, redact)
             if result.ok:
-                await _say(progress, f"{item.name}: {result.action} at {result.commit[:12]} ({result.seconds:.1f} s)")
+                note = f"; {result.note}" if result.note else ""
+                await _say(progress, f"{item.name}: {result.action} at {result.commit[:12]} ({result.seconds:.1f} s{note})")
             else:
                 await _say(progress, f"{item.name}: failed: {result.error}")
             return result
@@ -108,12 +113,31 @@ async def _sync_one(settings: Settings, repo: RepoInfo, redact: Redactor) -> Syn
                 partial.rename(target)
             finally:
                 shutil.rmtree(partial, ignore_errors=True)
+        note = await _release_tags(settings, target, redact) if shallow else ""
         head = await run_git(["rev-parse", "HEAD"], target, 30)
         commit = head.stdout.decode().strip() if head.ok else ""
-        return SyncResult(repo.name, action, str(target), commit, seconds=time.monotonic() - started, host=host)
+        return SyncResult(repo.name, action, str(target), commit, seconds=time.monotonic() - started, host=host, note=note)
     except (GitError, OSError) as exc:
         error = redact(_USERINFO.sub("://***@", str(exc)))
         return SyncResult(repo.name, "failed", str(target), error=error, seconds=time.monotonic() - started, host=host)
+
+
+async def _release_tags(settings: Settings, target: Path, redact: Redactor) -> str:
+    """A shallow clone has no tags: fetch the newest release tags (core/releases/fetch.py). A failure
+    costs reading at releases only, never the synced clone."""
+    try:
+        fetched = await fetch_release_tags(target, settings.sync_release_tags, settings.repo_sync_timeout_seconds,
+                                           checked_git, _git_output)
+    except (GitError, OSError) as exc:
+        return "release tags not fetched: " + redact(_USERINFO.sub("://***@", str(exc)))[:200]
+    return f"{len(fetched)} release tag(s) fetched" if fetched else ""
+
+
+async def _git_output(args: list[str], cwd: Path, timeout: float) -> bytes:
+    result = await run_git(args, cwd, timeout)
+    if not result.ok:
+        raise GitError(f"git {args[0]} failed: {git_error_line(result.stderr) or 'exit ' + str(result.returncode)}"[:300])
+    return result.stdout
 
 
 def split_clone_url(url: str) -> tuple[str, str]:

@@ -89,6 +89,7 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
     index = KnowledgeIndex.open_if_present(settings.index_path, check_every=settings.index_check_seconds, params=params)
     if index is None:
         log.info("no knowledge index in %s: answers without passages (run `python -m bot index`)", settings.index_path)
+        return None
     elif warm:
         import threading  # noqa: PLC0415
 
@@ -96,7 +97,29 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
 
         # jieba's dictionary (~1 s) loads beside the start-up, not on a user's first Chinese question
         threading.Thread(target=warm_up, name="jieba-warm-up", daemon=True).start()
-    return index
+    return _at_releases(settings, index, params)
+
+
+def _at_releases(settings: Settings, index: Any, params: Any) -> Any:
+    """The index, read at the answer's pinned release where there is one (core/releases/index.py)."""
+    from core.releases.index import ReleaseAwareRetriever, ReleaseIndexes  # noqa: PLC0415
+    from core.releases.pinning import ReleasePinner  # noqa: PLC0415
+    from core.research.repos import find_repo, web_base  # noqa: PLC0415
+
+    def base(repo: str, clone: Any) -> str:
+        info = find_repo(repo)
+        return web_base(info, dict(settings.repo_urls), clone) if info is not None else ""
+
+    releases = ReleaseIndexes(settings.index_path, ReleasePinner(settings.repos_dir), base,
+                              kept=settings.release_indexes_kept, params=params)
+    return ReleaseAwareRetriever(index, releases)
+
+
+def release_reading(settings: Settings) -> Any:
+    """Pins each answer to the user's release and says what changed since (core/releases/reading.py)."""
+    from core.releases.reading import ReleaseReading  # noqa: PLC0415
+
+    return ReleaseReading(settings.repos_dir)
 
 
 def open_memory(settings: Settings) -> Any:
@@ -211,6 +234,7 @@ def build_components(
             vocabulary=open_vocabulary(settings).current,
             team=RedisTeamStore(client, keys),
             experts=experts(settings),
+            releases=release_reading(settings),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)
     AdminAuth.from_settings(settings)  # a malformed admin token stops startup with one line, like other settings

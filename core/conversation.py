@@ -29,6 +29,8 @@ from core.vocabulary.map import VocabularyMap
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
+from core.releases.pinning import Pins, reading_at
+from core.releases.reading import ReleaseReading
 from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo, rare_thread_repo
 from core.resolution.answer import find as find_resolution
 from core.resolution.focus import LogFocus, focus
@@ -106,7 +108,9 @@ class Conversation:
         vocabulary: Callable[[], VocabularyMap] | None = None,
         team: TeamStore | None = None,
         experts: Allowlist = Allowlist(),
+        releases: ReleaseReading | None = None,
     ) -> None:
+        self._releases = releases  # reading at the user's release: tags to pin, what changed since (core/releases)
         self._team = team  # experts' saved answers, per workspace
         self._experts = experts  # who may save them (empty: nobody)
         self._retriever = retriever  # the knowledge index: passages quoted in offline answers
@@ -240,8 +244,26 @@ class Conversation:
         evidence: tuple[LogFocus, TeamAnswer | None] | None = None,
     ) -> Reply:
         """`evidence` is what `_evidence` found for this very question text, when the caller has it."""
+        session = await self._sessions.load(message.conversation_key)
+        pins = await asyncio.to_thread(self._releases.pin, analysis_window(question), session.env, repos) if self._releases else {}
+        with reading_at(pins):  # the index, search_code and read_file read at the user's release
+            return await self._answer_read(message, question, repos, language, progress, clarified=clarified,
+                                           evidence=evidence, session=session, pins=pins)
+
+    async def _answer_read(
+        self,
+        message: InboundMessage,
+        question: str,
+        repos: tuple[str, ...],
+        language: Language,
+        progress: ProgressCallback,
+        *,
+        clarified: bool,
+        evidence: tuple[LogFocus, TeamAnswer | None] | None,
+        session: Session,
+        pins: Pins,
+    ) -> Reply:
         key = message.conversation_key
-        session = await self._sessions.load(key)
         analysed = analysis_window(question)
         seen, teammate = evidence if evidence is not None else await self._evidence(message, analysed)
         await progress(Progress(text("progress_diagnosing", language), stage="diagnosing", language=language))
@@ -249,9 +271,10 @@ class Conversation:
         # Only the routed products' passages: another product's doc is the wrong product's advice.
         passages = tuple(p for p in await self._passages(query, repos) if not repos or p.repo in repos)
         resolved = await self._resolution(seen, query, repos)
+        changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language) if self._releases and pins else []
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
-                         keyed_on=seen.keyed_on if seen.is_paste else "")
+                         keyed_on=seen.keyed_on if seen.is_paste else "", release_notes=changed)
         env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()

@@ -828,6 +828,8 @@ def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int =
         where = f"{p.repo}: `{path}`"
         if p.kind == "issue":  # a reader (and the research model) must see who wrote it
             where += ", " + issue_label(p.path, p.title, p.text, t.language)
+        if p.release:  # read at the user's release (core/releases), not at the indexed branch
+            where += ", " + t("as_of", tag=p.release)
         lines.append(f"- **{plain_line(p.title)}** ({where})\n  > {excerpt}")
         sources.append(Source(title=f"{p.repo}: {p.path}", url=p.url))
     return t("passages") + "\n" + "\n".join(lines), sources
@@ -863,11 +865,13 @@ def triage(
     resolution: Match | None = None,
     team_lead: str = "",
     keyed_on: str = "",
+    release_notes: Sequence[str] = (),
 ) -> TriageResult:
     """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
 
     A resolved thread that matched the question with confidence leads (what fixed it, who said so,
-    the release); the diagnostic follows as what else to check."""
+    the release); the diagnostic follows as what else to check. `release_notes`: what changed since
+    the user's release, one line each."""
     kb = kb or current_knowledge()
     t = Text(language)
     question = text if isinstance(text, str) else ""
@@ -915,6 +919,8 @@ def triage(
         parts.append(_steps_block(steps, commands, report, t, kb))
     parts.append(_code_block(report, t))
     refs += [e.source for e in report.code_entries]
+    if release_notes:  # what the newest release changed against theirs (core/releases/changes.py)
+        parts.append(t("release_changes") + "\n" + "\n".join(f"- {line}" for line in release_notes))
     passage_text, passage_sources = _passages_block(passages, question, t, used=sum(len(p) for p in parts) + 250)
     if passage_text:
         parts.append(passage_text)

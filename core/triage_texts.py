@@ -55,6 +55,8 @@ T: dict[str, tuple[str, str]] = {
     "steps": ("**Next steps:**", "**下一步：**"),
     "where": ("**Where to look in the code:**", "**代码位置：**"),
     "passages": ("**Related passages:**", "**相关段落：**"),
+    "release_changes": ("**Since your release:**", "**您的版本之后的变化：**"),
+    "as_of": ("as of {tag}", "以 {tag} 为准"),
     "more": ("**More:** ", "**更多：**"),
     "details_hint": (
         "_Send `details` for the full checklist and the list of what to send._",

@@ -80,7 +80,7 @@ def _cache_path(index_dir: Path, repo: str) -> Path:
     return index_dir / "cache" / (repo.replace("/", "+") + ".json")
 
 
-def _load_cache(index_dir: Path, repo: str) -> dict[str, Any]:
+def load_cache(index_dir: Path, repo: str) -> dict[str, Any]:
     try:
         data = json.loads(_cache_path(index_dir, repo).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -98,7 +98,7 @@ def _save_cache(index_dir: Path, repo: str, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _chunk_units(path: str, text: str, pairs: list[tuple[str, str]] | None) -> list[CachedUnit]:
+def chunk_units(path: str, text: str, pairs: list[tuple[str, str]] | None) -> list[CachedUnit]:
     units: list[CachedUnit] = []
     for chunk in chunk_file(path, text):
         extra = translations_for(chunk.text, pairs) if pairs else ""
@@ -136,7 +136,7 @@ def scan_repository(source: RepoSource, cache: dict[str, Any]) -> tuple[dict[str
             po = read_file(source.clone, catalogue.path, MAX_FILE_BYTES * 4)
             pairs = parse_po(po.decode("utf-8", errors="replace")) if po else None
         changed += 1
-        new[tracked.path] = {"key": key, "units": _chunk_units(tracked.path, text, pairs)}
+        new[tracked.path] = {"key": key, "units": chunk_units(tracked.path, text, pairs)}
     return {"commit": commit, "files": new, "issues": cache.get("issues", {})}, len(new), changed
 
 
@@ -186,7 +186,7 @@ def build_index(
         bases = {s.name: s.web_base for s in sources}
         for source in sources:
             t0 = time.monotonic()
-            cache = _load_cache(index_dir, source.name)
+            cache = load_cache(index_dir, source.name)
             note = ""
             files = changed = 0
             if rescan is None or source.name in rescan:
@@ -216,11 +216,11 @@ def build_index(
             if progress is not None:
                 progress(report)
         documents = fact_documents() if facts is None else tuple(facts)
-        generation, total = _write(index_dir, caches, bases, params, reports, documents)
+        generation, total = write_units(index_dir, caches, bases, params, reports, documents)
     return BuildResult(generation, reports, total, time.monotonic() - started)
 
 
-def _write(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, str], params: RankingParams,
+def write_units(index_dir: Path, caches: dict[str, dict[str, Any]], bases: dict[str, str], params: RankingParams,
            reports: list[RepoReport], facts: Sequence[FactDocument] = ()) -> tuple[str, int]:
     repo_names = sorted(caches)
     # token -> id without a Python-level branch per token (a C-level map over every token)

@@ -25,6 +25,7 @@ class Passage:
     end_line: int
     score: float
     text: str
+    release: str = ""  # the release tag it was read at (core/releases); "" for the indexed branch
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -37,6 +38,7 @@ class Passage:
             "end_line": self.end_line,
             "score": round(self.score, 4),
             "text": self.text,
+            **({"release": self.release} if self.release else {}),
         }
 
 

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from core.messages import Language, Source
 from core.research.git import GitError, is_safe_path, is_safe_ref, run_git
 from core.research.repos import RepoInfo, local_path, permalink, web_base
 from core.research.tools.base import RepoArgs, ToolOutput, failure, input_schema, short
+from core.releases.pinning import current_pins, pinned_tag
 
 MAX_FILES = 20
 MAX_LINES_PER_FILE = 4
@@ -82,9 +83,27 @@ class LocalRepos:
         return result.stdout
 
 
+def _release_ref(value: str | None, info: ValidationInfo) -> str | None:
+    """No ref given: the user's release when this answer is pinned to one (core/releases/pinning.py).
+    Filled in the arguments, so the research cache keys the result by the ref it was read at."""
+    if value is not None or not isinstance(info.data.get("repo"), str):
+        return value
+    return pinned_tag(info.data["repo"])
+
+
+def _as_of(checkout: "Checkout") -> str:
+    """", as of v0.9.1 (the user's release)" when the checkout is the answer's pinned release."""
+    choice = current_pins().get(checkout.repo.name)
+    if choice is None or choice.tag != checkout.ref:
+        return ""
+    return f", as of {choice.tag} (the user's release" + ("" if choice.exact else f"; nearest at or below their {choice.asked}") + ")"
+
+
 class SearchCodeArgs(RepoArgs):
     query: str = Field(min_length=1, max_length=200)
-    ref: str | None = None
+    ref: str | None = Field(default=None, validate_default=True)
+
+    _release = field_validator("ref")(_release_ref)
 
 
 class SearchCode:
@@ -94,7 +113,7 @@ class SearchCode:
         "an identifier, an error code, a config key, a log message. Returns matching lines grouped by file, "
         "each file with a permalink at the searched commit. Use short, specific queries; several words "
         "match files containing all of them when the exact phrase is absent. `ref` is a branch, tag or "
-        "commit (default: the clone's current commit)."
+        "commit (default: the user's release when known, else the clone's current commit)."
     )
     Args: ClassVar[type[SearchCodeArgs]] = SearchCodeArgs
     schema = input_schema(
@@ -135,7 +154,7 @@ class SearchCode:
             out = await self._repos.git(checkout, [*base, "--all-match", *patterns, *where, "--"])
             hits = _parse_grep(out, prefix)
             mode = "files containing all words"
-        head = f"search_code in {checkout.repo.name} at commit {checkout.commit[:12]} (ref {checkout.ref}) for \"{args.query}\""
+        head = f"search_code in {checkout.repo.name} at commit {checkout.commit[:12]} (ref {checkout.ref}{_as_of(checkout)}) for \"{args.query}\""
         if not hits:
             return ToolOutput(f"{head}: no matches. Try a shorter identifier, a different spelling, or ask_deepwiki.")
         files = list(hits.items())
@@ -166,7 +185,9 @@ class ReadFileArgs(RepoArgs):
     path: str = Field(min_length=1, max_length=500)
     start_line: int | None = Field(default=None, ge=1)
     end_line: int | None = Field(default=None, ge=1)
-    ref: str | None = None
+    ref: str | None = Field(default=None, validate_default=True)
+
+    _release = field_validator("ref")(_release_ref)
 
     @field_validator("path")
     @classmethod
@@ -185,7 +206,8 @@ class ReadFileArgs(RepoArgs):
 class ReadFile:
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
-        "Read a file (or list a directory) from one repository's local git clone at a ref, with line "
+        "Read a file (or list a directory) from one repository's local git clone at a ref (default: the user's "
+        "release when known), with line "
         "numbers and a permalink to the exact lines. Default: the first 200 lines; at most 400 lines per "
         "call, so read long files in ranges. Use a path that search_code or DeepWiki returned; "
         "path '.' lists the repository root."
@@ -233,7 +255,7 @@ class ReadFile:
             names.append(name + "/" if " tree " in f" {meta} " else name)
         url = f"{checkout.web}/tree/{checkout.commit}" + ("" if path == "." else f"/{path}")
         body = "\n".join(names[:300]) + (f"\n… {len(names) - 300} more" if len(names) > 300 else "")
-        text = f"Directory {path} of {checkout.repo.name} at {checkout.commit[:12]}\n{url}\n{body}"
+        text = f"Directory {path} of {checkout.repo.name} at {checkout.commit[:12]}{_as_of(checkout)}\n{url}\n{body}"
         # The listed entries come from git, not from file contents: the bot vouches for these paths.
         prefix = "" if path == "." else f"{path}/"
         listed = tuple(prefix + name.rstrip("/") for name in names[:300])
@@ -250,7 +272,7 @@ class ReadFile:
         link = checkout.link(args.path, start, end)
         numbered = "\n".join(f"{n}| {lines[n - 1]}" for n in range(start, end + 1)) if lines else "(empty file)"
         more = f"\n… file has {len(lines)} lines; read further with start_line={end + 1}" if end < len(lines) else ""
-        text = f"{args.path} in {checkout.repo.name} at {checkout.commit[:12]}, lines {start}-{end}\n{link}\n{numbered}{more}"
+        text = f"{args.path} in {checkout.repo.name} at {checkout.commit[:12]}{_as_of(checkout)}, lines {start}-{end}\n{link}\n{numbered}{more}"
         # Links and paths written inside the file are the file's claims, not ours.
         source = Source(f"{checkout.repo.name}: {args.path} L{start}-{end}", link)
         return ToolOutput(text, (source,), origin=args.path)

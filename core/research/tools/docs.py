@@ -45,6 +45,8 @@ def render_passage(n: int, passage: Passage) -> str:
         label = issue_label(passage.path, passage.title, passage.text)
         return f"{n}. {passage.repo}: {passage.path} (issue, {label}) — {title}\n{passage.url}\n{numbered}"
     where = f"{passage.path} L{passage.start_line}-{passage.end_line}"
+    if passage.release:  # read at the user's release (core/releases), not at the indexed branch
+        where += f", as of {passage.release}"
     return f"{n}. {passage.repo}: {where} ({passage.kind}) — {title}\n{passage.url}\n{numbered}"
 
 

@@ -1,0 +1,38 @@
+"""One answer's reading at the user's release: the pins, and what changed since their release.
+
+The conversation asks this once per answer (core/conversation.py): `pin` finds the tags to read
+at, `notes` the lines that say what the newest release changed for the question (a fix their
+release predates, a feature added later, an env var or config key renamed or removed).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from core.messages import Language
+from core.releases.changes import fix_predates, what_changed
+from core.releases.pinning import ReleasePinner, user_environment
+from core.releases.tags import ReleaseChoice
+
+
+class ReleaseReading:
+    def __init__(self, repos_dir: Path) -> None:
+        self.pinner = ReleasePinner(repos_dir)
+
+    def pin(self, question: str, session_env: Mapping[str, object] | None, repos: tuple[str, ...]) -> dict[str, ReleaseChoice]:
+        return self.pinner.pin(user_environment(question, session_env, repos), repos)
+
+    def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language) -> list[str]:
+        """`resolution`: the matched thread (core/resolution/answer.py Match) or None."""
+        lines: list[str] = []
+        record = getattr(resolution, "record", None)
+        if record is not None and record.repo in pins and record.release:
+            pr = record.number if record.kind == "pull" else next(iter(record.closed_by or record.fixed_by), 0)
+            if pr:
+                lines.append(fix_predates(record.release, pr, pins[record.repo], language))
+        for repo, choice in pins.items():
+            clone = self.pinner.clone(repo)
+            if clone is not None:
+                lines += what_changed(clone, choice, question, language)
+        return [line for line in lines if line]
