@@ -48,7 +48,7 @@ def local_conversation(
 ) -> tuple[Conversation, Any]:
     """A conversation for the terminal: memory in process, research when a key is set and not offline."""
     from bot.access_check import experts  # noqa: PLC0415
-    from bot.wiring import build_researcher, build_retriever, conversation_limits, open_memory, open_vocabulary  # noqa: PLC0415
+    from bot.wiring import build_researcher, build_retriever, conversation_limits, escalator, open_memory, open_vocabulary  # noqa: PLC0415
     from bot.wiring import release_reading  # noqa: PLC0415
     from core.keys import Keys  # noqa: PLC0415
     from core.resolution.team import MemoryTeamStore  # noqa: PLC0415
@@ -73,6 +73,7 @@ def local_conversation(
         vocabulary=open_vocabulary(settings).current,
         team=MemoryTeamStore(),
         experts=experts(settings),
+        escalator=escalator(settings),
         releases=release_reading(settings),
     )
     return conversation, researcher

@@ -97,6 +97,9 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
     # they did not open count too (core/resolution/extract.py).
     issues_maintainers: dict[str, list[str]] = Field(default_factory=dict)
 
+    # --- escalation (`escalate` in a thread, core/escalate.py, docs/triage.md) -----------------------
+    escalate_file_directly: bool = False  # file through the API with GITHUB_TOKEN / GITCODE_TOKEN, not a pre-filled link
+
     def maintainers_for(self, repo: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys([*self.issues_maintainers.get("*", []), *self.issues_maintainers.get(repo, [])]))
 

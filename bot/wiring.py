@@ -28,6 +28,7 @@ from core.session import RedisSessionStore
 
 if TYPE_CHECKING:
     from core.conversation import ConversationLimits
+    from core.escalate import Escalator
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,15 @@ def redis_client(url: str) -> aioredis.Redis:
         socket_timeout=10.0,  # above the worker's 1 s blocking read
         retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2),
     )
+
+
+def escalator(settings: Settings) -> "Escalator":
+    """`escalate` in a thread: redacted with every configured secret; filed directly only when asked."""
+    from bot.issues.filing import issue_filer  # noqa: PLC0415
+    from core.escalate import Escalator  # noqa: PLC0415
+    from core.research.redact import Redactor  # noqa: PLC0415
+
+    return Escalator(Redactor.from_settings(settings), issue_filer(settings))
 
 
 def conversation_limits(settings: Settings) -> "ConversationLimits":
@@ -234,6 +244,7 @@ def build_components(
             vocabulary=open_vocabulary(settings).current,
             team=RedisTeamStore(client, keys),
             experts=experts(settings),
+            escalator=escalator(settings),
             releases=release_reading(settings),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)

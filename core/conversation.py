@@ -23,6 +23,7 @@ from core.environment import merge_session_env
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.confidence import assess
+from core.escalate import ESCALATE_CHOICE, Escalator, is_escalate_command
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind, Source
 from core.router import MINDIE_COMPONENTS, RouteDecision, resolve_choice, route
 from core.vocabulary.map import VocabularyMap
@@ -108,9 +109,11 @@ class Conversation:
         vocabulary: Callable[[], VocabularyMap] | None = None,
         team: TeamStore | None = None,
         experts: Allowlist = Allowlist(),
+        escalator: Escalator | None = None,
         releases: ReleaseReading | None = None,
     ) -> None:
         self._releases = releases  # reading at the user's release: tags to pin, what changed since (core/releases)
+        self._escalator = escalator or Escalator()  # `escalate`: the thread's question as a pre-filled upstream issue
         self._team = team  # experts' saved answers, per workspace
         self._experts = experts  # who may save them (empty: nobody)
         self._retriever = retriever  # the knowledge index: passages quoted in offline answers
@@ -129,6 +132,8 @@ class Conversation:
         session = await self._sessions.load(key)
         language = self._language_for(body, session)
 
+        if message.choice == ESCALATE_CHOICE or (message.choice is None and is_escalate_command(_command_word(body))):
+            return await self._escalator.handle(key, session, self._sessions, language, self._clock())
         if message.choice is None:
             word = _command_word(body)
             if not body:
@@ -329,6 +334,7 @@ class Conversation:
             if not clarified:
                 s = s.with_turn("user", question, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
             s = s.with_turn("assistant", answer_text, max_turns=self._limits.max_turns, max_bytes=self._limits.max_bytes)
+            s = replace(s, last_sources=tuple({"title": x.title, "url": x.url} for x in sources))  # what `escalate` lists as checked
             kept_trace = trace if trace else s.last_trace
             return replace(
                 s, repos=repos, env=merge_session_env(s.env, offline.stated_environment), pending=None, expired_pending=False,

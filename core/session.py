@@ -49,6 +49,8 @@ class Session:
     pending: PendingClarification | None = None
     expired_pending: bool = False  # a clarification lapsed unanswered; a bare "2" then gets a clear reply
     last_trace: tuple[dict[str, Any], ...] = ()
+    last_sources: tuple[dict[str, str], ...] = ()  # the last answer's sources ({title, url}): what an escalation says was checked
+    escalations: tuple[dict[str, str], ...] = ()  # issues this thread took upstream (core/escalate.py `record`)
 
     def history(self) -> tuple[tuple[str, str], ...]:
         return tuple((t.role, t.text) for t in self.turns)
@@ -86,7 +88,16 @@ def session_from_json(raw: str | bytes | None) -> Session:
         ),
         expired_pending=bool(data.get("expired_pending", False)),
         last_trace=tuple(data.get("last_trace", ())),
+        last_sources=_string_dicts(data.get("last_sources")),
+        escalations=_string_dicts(data.get("escalations")),
     )
+
+
+def _string_dicts(raw: object) -> tuple[dict[str, str], ...]:
+    """A list of flat string maps from stored JSON; anything else (an older or odd session) is dropped."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple({str(k): str(v) for k, v in item.items()} for item in raw if isinstance(item, dict))
 
 
 Mutation = Callable[[Session], Session]

@@ -26,6 +26,7 @@ from redis.asyncio import Redis
 from adapters.base import Capabilities, Delivered
 from adapters.common.confidence import answer_body
 from adapters.common.delivery import Delivery
+from adapters.common.escalate import escalate_button
 from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from adapters.feishu import render
@@ -126,6 +127,9 @@ class FeishuPlatform(PushPlatform):
     def _option_buttons(self, reply: Reply) -> tuple[dict[str, Any], ...]:
         from adapters.feishu.parse import choice_value  # local: parse ↔ responder stay independent modules
 
+        escalate = escalate_button(reply)
+        if escalate is not None:  # a click comes back as the choice "escalate", like an option's
+            return (render.button(escalate.label, choice_value(escalate.key, escalate.label, self._message, reply.language), 0),)
         if reply.kind is not ReplyKind.CLARIFY or not reply.options:
             return ()
         return tuple(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.common.confidence import answer_body
+from adapters.common.escalate import escalate_button
 from adapters.common.links import sanitize_markdown_links
 from adapters.common.sources import sources_title
 from adapters.common.split import split_markdown
@@ -25,6 +26,7 @@ BUTTON_LABEL_LIMIT = 75  # plain_text in a button
 MAX_OPTIONS = 25  # elements in one actions block
 
 CLARIFY_ACTION_PREFIX = "aic_clarify_"
+ESCALATE_ACTION = f"{CLARIFY_ACTION_PREFIX}escalate"  # a pick like an option's: its value is the escalate key
 FEEDBACK_ACTIONS = {"aic_feedback_up": "helpful", "aic_feedback_down": "not_helpful"}
 CLARIFY_BLOCK_ID = "aic_clarify"
 FEEDBACK_BLOCK_ID = "aic_feedback"
@@ -108,6 +110,10 @@ def feedback_buttons(reply: Reply) -> dict[str, Any] | None:
         }
         for action_id, value in FEEDBACK_ACTIONS.items()
     ]
+    escalate = escalate_button(reply)
+    if escalate is not None:
+        elements.append({"type": "button", "action_id": ESCALATE_ACTION, "value": escalate.key,
+                         "text": {"type": "plain_text", "text": escalate.label, "emoji": True}})
     return {"type": "actions", "block_id": FEEDBACK_BLOCK_ID, "elements": elements}
 
 

@@ -26,9 +26,10 @@ from starlette.responses import JSONResponse, Response
 
 from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.common.ingress import REDIS_DOWN, unavailable
-from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, selected_blocks, ui_text
+from adapters.slack.blocks import CLARIFY_ACTION_PREFIX, ESCALATE_ACTION, selected_blocks, ui_text
 from adapters.slack.inbound import SlackInbox
 from adapters.slack.parse import PLATFORM
+from core.escalate import ESCALATE_CHOICE
 from core.language import detect_language
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def build_bolt_app(client: AsyncWebClient, signing_secret: str, inbox: SlackInbo
     for kind in MESSAGE_EVENTS:
         app.event(kind)(on_event)
 
-    @app.action(re.compile(rf"^{CLARIFY_ACTION_PREFIX}\d+$"))
+    @app.action(re.compile(rf"^(?:{CLARIFY_ACTION_PREFIX}\d+|{ESCALATE_ACTION})$"))
     async def on_choice(ack: Any, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         candidate = await inbox.on_choice(body)
@@ -77,6 +78,8 @@ def build_bolt_app(client: AsyncWebClient, signing_secret: str, inbox: SlackInbo
         message = body.get("message") if isinstance(body.get("message"), dict) else {}
         blocks = message.get("blocks") if isinstance(message.get("blocks"), list) else []
         m = candidate.message
+        if m.choice == ESCALATE_CHOICE:
+            return  # the answer keeps its buttons; the issue link comes as a reply in the thread
         language = m.language  # the question's language, as the core decides it
         # The buttons go away once picked, so a second click cannot ask twice.
         spawn(

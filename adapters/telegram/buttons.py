@@ -34,12 +34,13 @@ class ButtonStore:
     def __init__(self, redis: Redis, keys: Keys, ttl_seconds: int) -> None:
         self._choices = ChoiceStore(redis, keys, PLATFORM, ttl_seconds)
 
-    async def keyboard(self, chat_id: int, options: tuple[Option, ...], language: str) -> InlineKeyboardMarkup:
-        """Store the options and return a one-button-per-row keyboard pointing at them."""
+    async def keyboard(self, chat_id: int, options: tuple[Option, ...], language: str, *, numbered: bool = True) -> InlineKeyboardMarkup:
+        """Store the options and return a one-button-per-row keyboard pointing at them (numbered like the
+        clarification's text; a lone action button such as Escalate is not)."""
         shown = options[:MAX_BUTTONS]
         token = await self._choices.save([(o.key, o.label) for o in shown], language, scope={"chat_id": chat_id})
         rows = [
-            [InlineKeyboardButton(_cut(f"{n}. {o.label}"), callback_data=encode_callback(token, n - 1))]
+            [InlineKeyboardButton(_cut(f"{n}. {o.label}" if numbered else o.label), callback_data=encode_callback(token, n - 1))]
             for n, o in enumerate(shown, start=1)
         ]
         return InlineKeyboardMarkup(rows)

@@ -23,6 +23,7 @@ from telegram.ext import ExtBot
 
 from adapters.base import Capabilities, Delivered
 from adapters.common.delivery import Delivery
+from adapters.common.escalate import escalate_button
 from adapters.common.primitives import PushPlatform
 from adapters.common.pacing import Pacer
 from adapters.common.records import DeliveryRecords
@@ -32,7 +33,7 @@ from adapters.telegram.inbound import PLATFORM, ChatRef
 from adapters.telegram.render import escape, progress_html, render_blocks, reply_markdown
 from adapters.telegram.split import split_html, tg_len
 from core.keys import Keys
-from core.messages import InboundMessage, Progress, Reply, ReplyKind
+from core.messages import InboundMessage, Option, Progress, Reply, ReplyKind
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,10 @@ class TelegramPlatform(PushPlatform):
         return [TelegramPayload(h) for h in html]
 
     async def buttons(self, reply: Reply) -> InlineKeyboardMarkup | None:
+        escalate = escalate_button(reply)
+        if escalate is not None:  # a press comes back as the choice "escalate", like an option's
+            action = (Option(escalate.key, escalate.label, ""),)
+            return await self._buttons.keyboard((await self.sender()).chat_id, action, reply.language, numbered=False)
         if reply.kind != ReplyKind.CLARIFY or not reply.options:
             return None
         return await self._buttons.keyboard((await self.sender()).chat_id, reply.options, reply.language)

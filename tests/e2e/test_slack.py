@@ -203,7 +203,7 @@ async def test_a_mention_gets_one_threaded_answer_with_progress(settings, slack:
         await stack.wait_idle()
     [answer] = _answers(slack, CHANNEL, ts)
     assert answer.kind == "stream" and answer.stopped and "vllm-ascend" in answer.text
-    assert [b["action_id"] for b in answer.buttons()] == ["aic_feedback_up", "aic_feedback_down"]
+    assert [b["action_id"] for b in answer.buttons()] == ["aic_feedback_up", "aic_feedback_down", "aic_clarify_escalate"]
     # visible work: a reaction while working (removed at the end) and status lines in the thread
     assert slack.calls_to("reactions.add")[0]["timestamp"] == ts
     assert slack.reactions[(CHANNEL, ts)] == set()
@@ -296,7 +296,7 @@ async def test_clarification_by_button_click(settings, slack: FakeSlack) -> None
     answers = _answers(slack, CHANNEL, root)
     assert len(answers) == 2
     assert "MindIE-LLM" in answers[1].text
-    assert [b["action_id"] for b in answers[1].buttons()] == ["aic_feedback_up", "aic_feedback_down"]
+    assert [b["action_id"] for b in answers[1].buttons()] == ["aic_feedback_up", "aic_feedback_down", "aic_clarify_escalate"]
 
 
 async def test_clarification_by_typed_reply_in_the_thread(settings, slack: FakeSlack) -> None:

@@ -37,6 +37,7 @@ class _IssueServer:
     def __init__(self, issues: dict[str, list[FakeIssue]], routes: list[Route]) -> None:
         self.issues = issues  # "owner/name" -> issues
         self.rate_limited = False
+        self.accepts_token = True  # False: every write answers 401 (a revoked token)
         self.server = FakeServer(routes)
 
     @property
@@ -71,6 +72,16 @@ class _IssueServer:
             "updated_at": "2026-05-01T00:00:00Z",
         }
 
+    async def _created(self, request: Request, repo: str, data: dict[str, Any]) -> Response:
+        """Files an issue like the real API (201 with the issue); 401 without a bearer token."""
+        if not self.accepts_token or not request.headers.get("authorization", "").startswith("Bearer "):
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        if (limited := self._limited()) is not None:
+            return limited
+        issue = FakeIssue(len(self.issues.get(repo, [])) + 1, str(data.get("title", "")), str(data.get("body", "")), state="open")
+        self.issues.setdefault(repo, []).append(issue)
+        return JSONResponse(self._item(repo, issue), status_code=201)
+
     @staticmethod
     def _matches(issue: FakeIssue, words: list[str], state: str | None) -> bool:
         haystack = (issue.title + " " + issue.body).lower()
@@ -85,6 +96,7 @@ class FakeGitHub(_IssueServer):
             issues,
             [
                 Route("/search/issues", self._search),
+                Route("/repos/{owner}/{name}/issues", self._create, methods=["POST"]),
                 Route("/repos/{owner}/{name}/issues/{number:int}", self._issue),
                 Route("/repos/{owner}/{name}/issues/{number:int}/comments", self._comments),
             ],
@@ -101,6 +113,9 @@ class FakeGitHub(_IssueServer):
 
     def _item(self, repo: str, issue: FakeIssue) -> dict[str, Any]:
         return {**super()._item(repo, issue), "repository_url": f"{self.url}/repos/{repo}"}
+
+    async def _create(self, request: Request) -> Response:
+        return await self._created(request, f"{request.path_params['owner']}/{request.path_params['name']}", await request.json())
 
     async def _search(self, request: Request) -> Response:
         if (limited := self._limited()) is not None:
@@ -146,6 +161,7 @@ class FakeGitCode(_IssueServer):
             issues,
             [
                 Route("/api/v5/search/issues", self._search),
+                Route("/api/v5/repos/{owner}/issues", self._create, methods=["POST"]),
                 Route("/api/v5/repos/{owner}/{name}/issues/{number:int}", self._issue),
                 Route("/api/v5/repos/{owner}/{name}/issues/{number:int}/comments", self._comments),
             ],
@@ -165,6 +181,10 @@ class FakeGitCode(_IssueServer):
         if not self.rate_limited:
             return None
         return JSONResponse({"message": "Too Many Requests"}, status_code=429, headers={"retry-after": "30"})
+
+    async def _create(self, request: Request) -> Response:
+        data = await request.json()  # v5 takes the repository's path in the body beside the owner in the URL
+        return await self._created(request, f"{request.path_params['owner']}/{data.get('repo', '')}", data)
 
     async def _search(self, request: Request) -> Response:
         if (limited := self._limited()) is not None:
