@@ -35,6 +35,26 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """`configure_logging` (run by some tests, as the CLI runs it) changes process-wide logger levels
+    and handlers; put them back so a later test's caplog still sees DEBUG request lines."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    named = {name: (lg.level, lg.handlers[:], lg.propagate)
+             for name, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+    yield
+    root.handlers[:], root.level = handlers, level
+    for name, lg in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(lg, logging.Logger) and name in named:
+            lg.level, lg.handlers[:], lg.propagate = named[name][0], named[name][1], named[name][2]
+        elif isinstance(lg, logging.Logger):
+            lg.setLevel(logging.NOTSET)
+    logging.Logger.manager._clear_cache()  # type: ignore[attr-defined]
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     configured = os.environ.get("REDIS_URL")
