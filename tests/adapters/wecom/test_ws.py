@@ -90,6 +90,8 @@ async def test_subscribe_heartbeat_and_a_streamed_answer(fake, make_settings, re
         assert (job.text, job.channel, job.thread, job.event_id) == ("vllm-ascend 如何开启图模式", "grp1", "grp1", "m-1")
         responder = adapter.responder(job, "job-1")
         await responder.progress(Progress("正在检索 vllm-ascend…"))
+        # the progress frame is on the wire before the answer (under load the two could otherwise race)
+        await fake.wait_for(lambda: any("正在检索 vllm-ascend" in b["stream"]["content"] for b in stream_frames(fake, rid)))
         await responder.finish(Reply(ReplyKind.ANSWER, "在 vllm-ascend 中设置 `enforce_eager=False`。", "zh"))
 
         await fake.wait_for(lambda: any(b["stream"]["finish"] for b in stream_frames(fake, rid)))
