@@ -99,7 +99,7 @@ def read_blobs(clone: Path, blobs: Sequence[str]) -> dict[str, bytes]:
 class ReleaseIndexes:
     """Per-tag indexes of the repositories' clones, built on first use and cached under INDEX_DIR/releases."""
 
-    def __init__(self, index_dir: Path, pinner: ReleasePinner, web_base: Callable[[str, Path], str], *, kept: int = 8,
+    def __init__(self, index_dir: Path, pinner: ReleasePinner, web_base: Callable[[str, Path], str], *, kept: int = 4,
                  params: RankingParams = DEFAULT_PARAMS) -> None:
         self.root = index_dir / "releases"
         self._main_dir = index_dir

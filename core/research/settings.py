@@ -52,7 +52,7 @@ class ResearchSettings(BaseSettings):
     repo_sync_timeout_seconds: float = 900.0
     # newest release tags a shallow sync fetches (depth 1) so answers can read at the user's release; 0: none
     sync_release_tags: int = Field(100, ge=0, le=1000)
-    release_indexes_kept: int = Field(8, ge=1, le=100)  # per repository: small per-tag indexes kept under INDEX_DIR/releases
+    release_indexes_kept: int = Field(4, ge=1, le=100)  # per repository: small per-tag indexes kept under INDEX_DIR/releases
 
     @property
     def resolved_model_provider(self) -> Literal["anthropic", "openai"] | None:
