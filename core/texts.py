@@ -11,7 +11,7 @@ _HELP = {
         "- `vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup, why?`\n"
         "- `ACL error 507015 on Atlas 800I A2 with graph mode`\n"
         "- `How do I quantize Qwen3 to W8A8 with msModelSlim and serve it with vllm-ascend?`\n\n"
-        "Commands: `help` shows this, `details` expands the last answer's checklist and what to send, `reset` forgets this thread, `how did you find this?` shows the research trace."
+        "Commands: `help` shows this, `details` expands the last answer's checklist and what to send, `reset` forgets this thread, `how did you find this?` shows the research trace, `escalate` drafts an upstream issue from this thread."
     ),
     "zh": (
         "**昇腾推理助手** 解答 vLLM、vllm-ascend、SGLang、MindIE-LLM、MindIE-SD、MindIE-Motor、"
@@ -20,7 +20,7 @@ _HELP = {
         "- `vllm-ascend 0.9.1 搭配 vllm 0.11.0 启动失败，为什么？`\n"
         "- `Atlas 800I A2 开图模式报 ACL 错误 507015`\n"
         "- `如何用 msModelSlim 把 Qwen3 量化成 W8A8 并用 vllm-ascend 部署？`\n\n"
-        "命令：`帮助` 显示本说明，`详细` 展开上一个回答的排查清单和需提供的信息，`重置` 清空本话题的记忆，`你是怎么找到的` 显示检索过程。"
+        "命令：`帮助` 显示本说明，`详细` 展开上一个回答的排查清单和需提供的信息，`重置` 清空本话题的记忆，`你是怎么找到的` 显示检索过程，`提交问题` 根据本话题起草一个上游 issue。"
     ),
 }
 

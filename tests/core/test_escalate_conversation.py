@@ -120,3 +120,9 @@ async def test_direct_filing_files_once_per_question(store):
     assert "https://github.com/vllm-project/vllm-ascend/issues/9001" in again.text
     session = await store.load(message("x", thread="f").conversation_key)
     assert session.escalations[-1]["filed"] == "yes"
+
+
+async def test_help_names_the_command_in_both_languages(store):
+    conversation = Conversation(store)
+    assert "`escalate`" in (await conversation.handle(message("help", thread="h1"))).text
+    assert "`提交问题`" in (await conversation.handle(message("帮助", thread="h2"))).text
