@@ -243,10 +243,10 @@ class ReleaseAwareRetriever:
             if index is None:
                 return self.main.search(query, repos, k, kind)  # no release index: main, unmarked, as before
             found += [replace(p, release=choice.tag) for p in index.search(query, [repo], k, kind)]
-        found.sort(key=lambda p: -p.score)
-        # Issue threads are not versioned (main holds them); other routed repositories read main.
+        # Issue threads are not versioned (main holds them); other routed repositories read main. One
+        # ranking for both: a resolved thread that matches better than the release's docs keeps its place.
         rest = [p for p in self.main.search(query, repos, k, kind) if p.repo not in pinned or p.kind == "issue"]
-        return (found[:k] + rest)[:k] if found else rest
+        return sorted(found + rest, key=lambda p: -p.score)[:k]
 
     def repos_with_files(self) -> set[str]:
         return self.main.repos_with_files()
