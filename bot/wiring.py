@@ -107,10 +107,10 @@ def build_retriever(settings: Settings, *, warm: bool = True) -> Any:
 
         # jieba's dictionary (~1 s) loads beside the start-up, not on a user's first Chinese question
         threading.Thread(target=warm_up, name="jieba-warm-up", daemon=True).start()
-    return _at_releases(settings, index, params)
+    return _at_releases(settings, index, params, background=warm)
 
 
-def _at_releases(settings: Settings, index: Any, params: Any) -> Any:
+def _at_releases(settings: Settings, index: Any, params: Any, *, background: bool) -> Any:
     """The index, read at the answer's pinned release where there is one (core/releases/index.py)."""
     from core.releases.index import ReleaseAwareRetriever, ReleaseIndexes  # noqa: PLC0415
     from core.releases.pinning import ReleasePinner  # noqa: PLC0415
@@ -121,7 +121,7 @@ def _at_releases(settings: Settings, index: Any, params: Any) -> Any:
         return web_base(info, dict(settings.repo_urls), clone) if info is not None else ""
 
     releases = ReleaseIndexes(settings.index_path, ReleasePinner(settings.repos_dir), base,
-                              kept=settings.release_indexes_kept, params=params)
+                              kept=settings.release_indexes_kept, params=params, background=background)
     return ReleaseAwareRetriever(index, releases)
 
 

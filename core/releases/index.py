@@ -100,7 +100,7 @@ class ReleaseIndexes:
     """Per-tag indexes of the repositories' clones, built on first use and cached under INDEX_DIR/releases."""
 
     def __init__(self, index_dir: Path, pinner: ReleasePinner, web_base: Callable[[str, Path], str], *, kept: int = 4,
-                 params: RankingParams = DEFAULT_PARAMS) -> None:
+                 params: RankingParams = DEFAULT_PARAMS, background: bool = False) -> None:
         self.root = index_dir / "releases"
         self._main_dir = index_dir
         self._pinner = pinner
@@ -109,12 +109,40 @@ class ReleaseIndexes:
         self._params = params
         self._open: dict[tuple[str, str], KnowledgeIndex] = {}
         self._lock = threading.Lock()  # one build at a time in this process (the file lock covers others)
+        # A chat server must not hold an answer for the ~8 s a first build takes: it builds in the background
+        # and that answer reads main; the terminal (`ask`, `eval`) builds inline, since someone waits for it.
+        self._background = background
+        self._building: set[tuple[str, str]] = set()
+        self._building_lock = threading.Lock()
 
     def tag_dir(self, repo: str, tag: str) -> Path:
         return self.root / repo.replace("/", "+") / tag
 
     def index_for(self, repo: str, tag: str, commit: str) -> KnowledgeIndex | None:
-        """The tag's index, built now when missing; None when it cannot be built (the caller reads main)."""
+        """The tag's index, built now when missing (in the background for a server: None until it is
+        ready); None when it cannot be built (the caller reads main)."""
+        opened = self._open.get((repo, tag))
+        if opened is not None:
+            return opened
+        if not self._background:
+            return self._open_or_build(repo, tag, commit)
+        if self._built(repo, tag, commit):
+            return self._open_or_build(repo, tag, commit) if (repo, tag) not in self._building else None
+        with self._building_lock:
+            if (repo, tag) not in self._building:
+                self._building.add((repo, tag))
+                threading.Thread(target=self._build_later, args=(repo, tag, commit), daemon=True,
+                                 name=f"release-index-{tag}").start()
+        return None
+
+    def _build_later(self, repo: str, tag: str, commit: str) -> None:
+        try:
+            self._open_or_build(repo, tag, commit)
+        finally:
+            with self._building_lock:
+                self._building.discard((repo, tag))
+
+    def _open_or_build(self, repo: str, tag: str, commit: str) -> KnowledgeIndex | None:
         opened = self._open.get((repo, tag))
         if opened is not None:
             return opened

@@ -61,3 +61,18 @@ def test_a_tag_the_clone_cannot_read_falls_back_to_main(repos_dir: Path, tmp_pat
     with reading_at({REPO: ReleaseChoice(REPO, "0.9.1", "v0.9.1", "0" * 40)}):
         [passage, *_] = retriever.search("how do I turn on graph mode", [REPO], 3)
     assert passage.release == "" and "on by default" in passage.text
+
+
+def test_a_server_builds_a_new_tag_in_the_background_and_answers_from_main_meanwhile(repos_dir: Path, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    _, _, clone = _setup(repos_dir, tmp_path)
+    releases = ReleaseIndexes(tmp_path / "index", ReleasePinner(repos_dir), lambda _repo, _clone: BASE, background=True)
+    commit = tag_commit(clone, "v0.9.1")
+    assert releases.index_for(REPO, "v0.9.1", commit) is None  # not built yet: this answer reads main
+    deadline = time.monotonic() + 60
+    while any(t.name == "release-index-v0.9.1" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    index = releases.index_for(REPO, "v0.9.1", commit)
+    assert index is not None and "off by default in this release" in index.search("how do I turn on graph mode", [REPO], 1)[0].text
