@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.eval.citations import CitationChecker, SyncedIssues
-from bot.eval.dataset import DatasetError, load_dataset
+from bot.eval.dataset import VARIANTS, DatasetError, load_dataset, select_variant
 from bot.eval.links import RepoBases
 from bot.eval.metrics import QuestionResult
 from bot.eval.progress import ProgressDisplay
@@ -38,6 +38,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--limit", type=positive_int, help="only the first N questions")
     p.add_argument("--concurrency", type=positive_int, default=1, help="questions in flight at once (model runs)")
     p.add_argument("--max-tokens-total", type=positive_int, help="stop starting questions once this many model tokens are spent")
+    p.add_argument(
+        "--variant", choices=VARIANTS, default="question",
+        help="which text to ask: question (default) or unpinned (each item's question_unpinned; items without it are skipped)",
+    )
     p.add_argument("--out", type=Path, help="report directory (default: DATA_DIR/eval/<UTC time>)")
 
 
@@ -75,6 +79,12 @@ async def cmd_eval(args: argparse.Namespace, settings: Any) -> int:
         return 2
     for problem in problems:
         _say(f"{args.dataset} {problem} (skipped)")
+    items, without_variant = select_variant(items, args.variant)
+    if without_variant:
+        _say(f"{len(without_variant)} questions have no question_unpinned (skipped)")
+    if not items:
+        print(f"eval: no question in {args.dataset} has question_unpinned; nothing was run.", file=sys.stderr)
+        return 2
     if args.limit:
         items = items[: args.limit]
 
@@ -126,6 +136,8 @@ async def cmd_eval(args: argparse.Namespace, settings: Any) -> int:
         "date": now.strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _commit(),
         "mode": "offline" if offline else f"model ({settings.anthropic_model})",
+        "variant": args.variant,
+        "variant_skipped": len(without_variant),
         "k": args.k,
         "concurrency": args.concurrency,
         "limit": args.limit,

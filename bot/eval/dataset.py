@@ -10,11 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core.research.repos import find_repo
 
 UNCATEGORISED = "uncategorised"
+
+# Which text of each item is asked: `question` as written, or `question_unpinned` (the same question
+# with the user's versions taken out), so one set measures what stating the release is worth.
+Variant = Literal["question", "unpinned"]
+VARIANTS: tuple[Variant, ...] = ("question", "unpinned")
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 class EvalItem(BaseModel):
@@ -24,6 +33,7 @@ class EvalItem(BaseModel):
 
     id: str = Field(min_length=1, max_length=200)
     question: str = Field(min_length=1, max_length=200_000)
+    question_unpinned: str | None = Field(default=None, min_length=1, max_length=200_000)
     expected_repos: tuple[str, ...] | None = None
     needs_clarification: bool | None = None
     out_of_scope: bool | None = None
@@ -43,6 +53,16 @@ class EvalItem(BaseModel):
         if not value.strip():
             raise ValueError("question is blank")
         return value
+
+    @model_validator(mode="after")
+    def _unpinned_is_another_wording(self) -> EvalItem:
+        # An unpinned text equal to the question would make the two runs the same run under two names.
+        if self.question_unpinned is not None:
+            if not self.question_unpinned.strip():
+                raise ValueError("question_unpinned is blank")
+            if _normalised(self.question_unpinned) == _normalised(self.question):
+                raise ValueError("question_unpinned repeats question")
+        return self
 
     @field_validator("expected_repos")
     @classmethod
@@ -117,6 +137,22 @@ def load_dataset(path: Path) -> tuple[list[EvalItem], list[LineProblem]]:
         why = "is empty" if not any(line.strip() for line in lines) else "has no valid question"
         raise DatasetError(f"{path} {why}")
     return items, problems
+
+
+def select_variant(items: list[EvalItem], variant: Variant) -> tuple[list[EvalItem], list[str]]:
+    """The items to run, each carrying the variant's text as its `question`, and the ids of items
+    that have no such text (left out). Every later step (the chat message, the index search, the
+    judge, the report) then reads the one text that was asked."""
+    if variant == "question":
+        return list(items), []
+    chosen: list[EvalItem] = []
+    missing: list[str] = []
+    for item in items:
+        if item.question_unpinned is None:
+            missing.append(item.id)
+        else:
+            chosen.append(item.model_copy(update={"question": item.question_unpinned, "question_unpinned": None}))
+    return chosen, missing
 
 
 def _first_error(exc: ValidationError) -> str:

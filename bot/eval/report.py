@@ -120,7 +120,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"- dataset: `{run['dataset']}` ({run['questions_run']} run, {run['questions_skipped']} skipped by the token "
         f"budget, {run['malformed_lines']} malformed lines skipped)",
         f"- date: {run['date']}; commit: `{run.get('commit') or 'unknown'}`",
-        f"- mode: {run['mode']}; k = {run['k']}; concurrency = {run['concurrency']}; wall time {run['wall_seconds']} s",
+        f"- mode: {run['mode']}; {_variant_note(run)}k = {run['k']}; concurrency = {run['concurrency']}; wall time {run['wall_seconds']} s",
         f"- knowledge index: {run['index']}",
     ]
     judge = report.get("judge")
@@ -164,6 +164,13 @@ def markdown(report: dict[str, Any]) -> str:
     if judge and judge["errors"]:
         lines += ["", "## Judge errors", ""] + [f"- `{e['id']}`: {e['error']}" for e in judge["errors"]]
     return "\n".join(lines) + "\n"
+
+
+def _variant_note(run: dict[str, Any]) -> str:
+    """Says which text was asked when it was not the question as written (reports before the option have no key)."""
+    if run.get("variant", "question") == "question":
+        return ""
+    return f"variant {run['variant']} ({run.get('variant_skipped', 0)} questions without its text skipped); "
 
 
 def write_report(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:

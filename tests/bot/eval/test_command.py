@@ -155,3 +155,35 @@ async def test_an_unwritable_report_directory_is_one_clear_line(tmp_path):
     code, out, err = await run_eval(str(dataset), "--offline", "--out", str(blocker / "sub"), env=env_for(tmp_path))
     assert code == 2 and "cannot write the reports" in err and "Traceback" not in err
     assert "overall" in out  # the figures were still printed
+
+
+async def test_variant_unpinned_asks_the_unpinned_text_and_skips_items_without_it(tmp_path):
+    pinned = {"id": "rel-1", "question": "On vllm-ascend v0.9.1 which CANN goes with it?",
+              "question_unpinned": "On my vllm-ascend release which CANN goes with it?",
+              "expected_repos": ["vllm-project/vllm-ascend"], "category": "version", "lang": "en"}
+    plain = {"id": "plain-1", "question": "MindIE-LLM 的 LLM Manager 是怎么调度 prefill 和 decode 的？", "lang": "zh"}
+    dataset = write_jsonl(tmp_path / "set.jsonl", [pinned, plain])
+    out = tmp_path / "o"
+    code, _, stderr = await run_eval(str(dataset), "--offline", "--variant", "unpinned", "--out", str(out), env=env_for(tmp_path))
+    assert code == 0, stderr
+    assert stderr.count("1 questions have no question_unpinned (skipped)") == 1
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["variant"] == "unpinned" and report["run"]["variant_skipped"] == 1
+    assert [(q["id"], q["asked"]["question"]) for q in report["questions"]] == [("rel-1", pinned["question_unpinned"])]
+    assert "variant unpinned (1 questions without its text skipped)" in (out / "report.md").read_text(encoding="utf-8")
+
+    # the same file without the option asks both questions as written
+    code, _, stderr = await run_eval(str(dataset), "--offline", "--out", str(tmp_path / "p"), env=env_for(tmp_path))
+    assert code == 0 and "question_unpinned" not in stderr, stderr
+    report = json.loads((tmp_path / "p" / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["variant"] == "question" and report["run"]["variant_skipped"] == 0
+    assert [q["asked"]["question"] for q in report["questions"]] == [pinned["question"], plain["question"]]
+
+
+async def test_variant_unpinned_on_a_set_without_the_field_exits_2(tmp_path):
+    dataset = write_jsonl(tmp_path / "set.jsonl", QUESTIONS)
+    code, out, err = await run_eval(str(dataset), "--offline", "--variant", "unpinned", "--out", str(tmp_path / "o"), env=env_for(tmp_path))
+    assert code == 2 and out == "" and "has question_unpinned; nothing was run" in err
+    assert not (tmp_path / "o").exists()
+    code, _, err = await run_eval(str(dataset), "--variant", "bare", env=env_for(tmp_path))
+    assert code == 2 and "invalid choice" in err

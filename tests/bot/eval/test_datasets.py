@@ -41,7 +41,7 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
 }
 # Keys a set may leave out (the answer-quality set does not mark cross-language
 # questions); when present they must have this type. The index dev set requires them.
-OPTIONAL: dict[str, type] = {"cross_language": bool}
+OPTIONAL: dict[str, type] = {"cross_language": bool, "question_unpinned": str}
 # owner/name:path — owner and name as GitHub spells them, path relative (no leading "/" or
 # space; inner spaces are allowed, MindIE-Motor has "docs/zh/API Reference/"). Linear: each part
 # is one character class with no nesting, and "." does not cross a newline.
@@ -92,6 +92,13 @@ def check_row(row: object, where: str, repos: frozenset[str]) -> list[Problem]:
         return problems
     if not row["id"].strip() or not row["question"].strip():
         problems.append(Problem(where, "empty id or question"))
+    # The release-blind wording of a question (`bot eval --variant unpinned`) must be a real
+    # question and a different one, or the two runs would measure the same text.
+    if "question_unpinned" in row:
+        if not row["question_unpinned"].strip():
+            problems.append(Problem(where, "question_unpinned is blank"))
+        elif normalise_question(row["question_unpinned"]) == normalise_question(row["question"]):
+            problems.append(Problem(where, "question_unpinned repeats question"))
     if row["lang"] not in LANGS:
         problems.append(Problem(where, f"lang {row['lang']!r} not in {sorted(LANGS)}"))
     # Each set keeps its own category vocabulary (the answer-quality set also files routing,
@@ -280,11 +287,25 @@ def test_evidence_paths_may_contain_inner_spaces_only() -> None:
         ({"evidence": []}, "answerable"),
         ({"cross_language": "no"}, "cross_language"),
         ({"answer_facts": [""]}, "answer_facts"),
+        ({"question_unpinned": "  "}, "question_unpinned is blank"),
+        ({"question_unpinned": " Where is the ASCEND platform  class?"}, "question_unpinned repeats question"),
+        ({"question_unpinned": ["Where is it?"]}, "question_unpinned"),
     ],
 )
 def test_validator_rejects_a_bad_field(changes: dict[str, object], expected: str) -> None:
     problems = check_files([("a.jsonl", dump(good_row(**changes)))], REPOS)
     assert problems and any(expected in problem.message for problem in problems), problems
+
+
+def test_validator_accepts_an_unpinned_wording() -> None:
+    row = good_row(question="Where is the platform class in v0.9.1?", question_unpinned="Where is the platform class in my release?")
+    assert check_files([("a.jsonl", dump(row))], REPOS) == []
+
+
+def test_release_sets_carry_an_unpinned_wording_on_every_line() -> None:
+    for name in ("release_dev.jsonl", "release_heldout.jsonl"):
+        rows = [json.loads(line) for line in (EVAL_DIR / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+        assert rows and all("question_unpinned" in row for row in rows), name
 
 
 def test_validator_rejects_missing_key_and_broken_json() -> None:
