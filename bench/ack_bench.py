@@ -1,4 +1,4 @@
-"""Slack (and Telegram) ack path against a bare floor, side by side, under the same burst, while workers answer.
+"""Slack (Telegram, Feishu) ack path against a bare floor, side by side, under the same burst, while workers answer.
 
 Everything runs on 127.0.0.1 as real processes and stops with the bench:
 
@@ -7,8 +7,10 @@ Everything runs on 127.0.0.1 as real processes and stops with the bench:
 - the bot: `python -m bot web` (the real ack path: signature or secret, parse, allowlist, dedupe +
   enqueue, logging, metrics) and two `python -m bot worker` answering the queued questions;
 - the floor (bench/ack_floor.py): a Starlette app that checks the same signature (Telegram: the
-  same secret header) and does one Redis Lua dedupe + XADD, nothing else;
-- with `--platforms telegram`, a fake Telegram Bot API in this process (getMe, the workers' replies).
+  same secret header; Feishu: the same timestamp window and signature, and decrypts the body to
+  read the event id) and does one Redis Lua dedupe + XADD, nothing else;
+- with `--platforms telegram` / `feishu`, a fake Telegram Bot API / Feishu Open API in this
+  process (getMe, tenant tokens, the workers' replies).
 
 Each request of the burst (signed app_mention events, a share of them Slack re-sends of an earlier
 event with X-Slack-Retry-Num) goes to the bot and to the floor at the same moment, each with
@@ -18,7 +20,7 @@ checks exactly-once: each unique event is one job in each stream. The first --pr
 measured: they fill the queue, so the measured rounds run while the workers answer.
 
     .venv/bin/python bench/ack_bench.py [--events 600] [--duplicates 0.3] [--concurrency 32] [--rounds 3] [--prime 1]
-                                        [--platforms slack telegram]
+                                        [--platforms slack telegram feishu]
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ import httpx  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 from redis.exceptions import RedisError  # noqa: E402
 
+from adapters.feishu import crypto as feishu_crypto  # noqa: E402
 from bench._common import percentile  # noqa: E402
 from bench.lf_load import EVENTS_PATH, Event, Send, build_events, schedule, warmup_body  # noqa: E402
 from bench.lf_procs import REPO, Child, ProcessGroup, bot_env, free_port, spawn_bot  # noqa: E402
@@ -51,10 +54,12 @@ from bot.embedded_redis import redis_server_binary  # noqa: E402
 from bot.worker import GROUP  # noqa: E402
 from core.keys import Keys  # noqa: E402
 from tests.support.fake_slack import BOT_TOKEN, SIGNING_SECRET, sign  # noqa: E402
+from tests.support.fake_feishu import FakeFeishu, message_event, seal  # noqa: E402
 from tests.support.fake_telegram import TOKEN as TELEGRAM_TOKEN, FakeTelegram  # noqa: E402
 
 UNREACHABLE = "http://127.0.0.1:9"  # research tools the fake model never asks for: never the internet
 TELEGRAM_SECRET = "bench-telegram-secret-0123456789"
+FEISHU_ENCRYPT_KEY, FEISHU_TOKEN, FEISHU_BOT = "bench-feishu-encrypt-key", "bench-feishu-v-token", "ou_benchbot"
 
 
 @dataclass(frozen=True)
@@ -94,11 +99,38 @@ def telegram_events(run: str, unique: int) -> list[Event]:
     return events
 
 
+def feishu_headers(body: bytes, _: int) -> dict[str, str]:
+    """Signed at send time, like Feishu: a re-send is the same encrypted body with a fresh signature."""
+    timestamp, nonce = str(int(time.time())), uuid.uuid4().hex[:16]
+    return {"content-type": "application/json", "x-lark-request-timestamp": timestamp, "x-lark-request-nonce": nonce,
+            "x-lark-signature": feishu_crypto.signature(timestamp, nonce, FEISHU_ENCRYPT_KEY, body)}
+
+
+def feishu_events(run: str, unique: int) -> list[Event]:
+    """One group @-mention per event (encrypted like Feishu), each chat its own conversation."""
+    events = []
+    for i in range(unique):
+        chat, event_id = f"oc_{run}x{i}", f"ev_{run}x{i:08d}"
+        payload = message_event(f"vllm-ascend on 910B: question q{run}x{i} about graph mode", token=FEISHU_TOKEN,
+                                bot_open_id=FEISHU_BOT, chat_id=chat, event_id=event_id, message_id=f"om_{run}x{i}")
+        body, _ = seal(payload, FEISHU_ENCRYPT_KEY, sign=False)
+        events.append(Event(f"q{run}x{i}", event_id, chat, str(i + 1), body))
+    return events
+
+
+def feishu_warmup() -> bytes:
+    """An event the bot acks and ignores (another event type)."""
+    payload = {"schema": "2.0", "header": {"event_id": "ev_warmup", "token": FEISHU_TOKEN,
+                                           "event_type": "im.chat.member.bot.added_v1"}, "event": {}}
+    return seal(payload, FEISHU_ENCRYPT_KEY, sign=False)[0]
+
+
 PLATFORMS = {
     "slack": Platform("slack", EVENTS_PATH, slack_headers, build_events, warmup_body()),
     "telegram": Platform("telegram", "/telegram/webhook", telegram_headers, telegram_events, json.dumps(
         {"update_id": 1, "edited_message": {"message_id": 1, "date": 1, "chat": {"id": 1, "type": "private"}, "text": "x"}}
     ).encode()),
+    "feishu": Platform("feishu", "/feishu/events", feishu_headers, feishu_events, feishu_warmup()),
 }
 
 
@@ -140,8 +172,20 @@ def bot_settings(redis_url: str, prefix: str, fakes: dict[str, str], run_dir: Pa
         "TELEGRAM_WEBHOOK_URL": "https://bot.example.invalid/telegram/webhook",
         "TELEGRAM_API_URL": fakes["telegram"],
     } if "telegram" in fakes else {}
+    feishu = {
+        "FEISHU_APP_ID": "cli_bench",
+        "FEISHU_APP_SECRET": "bench-feishu-app-secret",
+        "FEISHU_ENCRYPT_KEY": FEISHU_ENCRYPT_KEY,
+        "FEISHU_VERIFICATION_TOKEN": FEISHU_TOKEN,
+        "FEISHU_BOT_OPEN_ID": FEISHU_BOT,
+        "FEISHU_MODE": "webhook",
+        "FEISHU_API_URL": fakes["feishu"],
+        "FEISHU_CARDKIT": "false",
+        "FEISHU_PROGRESS_INTERVAL_SECONDS": "0",
+    } if "feishu" in fakes else {}
     return {
         **telegram,
+        **feishu,
         "REDIS_URL": redis_url,
         "REDIS_PREFIX": prefix,
         "SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -259,6 +303,8 @@ async def run(args: argparse.Namespace, group: ProcessGroup, run_dir: Path) -> i
         if any(p.name == "telegram" for p in platforms):
             # in this process: it only answers getMe/setWebhook and the workers' replies
             fakes["telegram"] = (await stack.enter_async_context(FakeTelegram())).api_url
+        if any(p.name == "feishu" for p in platforms):
+            fakes["feishu"] = (await stack.enter_async_context(FakeFeishu())).url
         return await measure(args, group, run_dir, platforms, fakes)
 
 
@@ -273,7 +319,8 @@ async def measure(args: argparse.Namespace, group: ProcessGroup, run_dir: Path, 
     workers = [spawn_bot(group, "worker", f"bot-worker{i}", env, run_dir) for i in (1, 2)]
     floor = group.spawn(
         "floor", [sys.executable, str(REPO / "bench" / "ack_floor.py"), "--port", str(floor_port), "--redis-url", redis_url,
-                  "--prefix", prefix, "--signing-secret", SIGNING_SECRET, "--telegram-secret", TELEGRAM_SECRET],
+                  "--prefix", prefix, "--signing-secret", SIGNING_SECRET, "--telegram-secret", TELEGRAM_SECRET,
+                  "--feishu-encrypt-key", FEISHU_ENCRYPT_KEY],
         run_dir / "floor.log", env=bot_env({}), cwd=run_dir,
     )
     ours_url, floor_url, floor_stream = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{floor_port}", f"{{{prefix}}}:floor:jobs"

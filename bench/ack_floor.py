@@ -1,7 +1,8 @@
 """The bare floor for bench/ack_bench.py: the least a webhook can do and stay correct.
 
 A tiny Starlette app that checks the same Slack signature (slack_sdk's SignatureVerifier, the
-same check the bot makes) or Telegram's secret header, reads the event id, and does one Redis
+same check the bot makes), Telegram's secret header, or Feishu's timestamp window and signature
+(then decrypts the body, where Feishu keeps the event id), reads the event id, and does one Redis
 round trip: a Lua script that sets the dedupe marker (SET NX EX) and, only if it was new, XADDs
 the body to a stream. Nothing
 else: no allowlist, no parsing beyond the event id, no logging, no metrics. The bot's ack path
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import json
+import time
 
 import redis.asyncio as aioredis
 import uvicorn
@@ -22,6 +24,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from adapters.feishu import crypto as feishu_crypto
 
 # KEYS: dedupe marker, stream. ARGV: ttl, body. One round trip: dedupe and enqueue together.
 _DEDUPE_XADD = """
@@ -32,7 +36,8 @@ return false
 """
 
 
-def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str, telegram_secret: str = "") -> Starlette:
+def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str, telegram_secret: str = "",
+              feishu_encrypt_key: str = "") -> Starlette:
     verifier = SignatureVerifier(signing_secret)
     script = redis.register_script(_DEDUPE_XADD)
     stream = f"{{{prefix}}}:floor:jobs"
@@ -60,8 +65,22 @@ def floor_app(redis: aioredis.Redis, prefix: str, signing_secret: str, telegram_
         await script(keys=[f"{{{prefix}}}:floor:dedupe:tg:{update_id}", stream], args=[600, body])
         return Response(status_code=200)
 
+    async def feishu(request: Request) -> Response:
+        body = await request.body()
+        timestamp = request.headers.get("x-lark-request-timestamp", "")
+        nonce = request.headers.get("x-lark-request-nonce", "")
+        signature = request.headers.get("x-lark-signature", "")
+        if not feishu_encrypt_key or not feishu_crypto.timestamp_fresh(timestamp, time.time(), 300) or \
+                not feishu_crypto.signature_ok(timestamp, nonce, feishu_encrypt_key, body, signature):
+            return Response(status_code=401)
+        payload = json.loads(feishu_crypto.decrypt(feishu_encrypt_key, json.loads(body)["encrypt"]))
+        event_id = payload.get("header", {}).get("event_id") or ""
+        await script(keys=[f"{{{prefix}}}:floor:dedupe:fs:{event_id}", stream], args=[600, body])
+        return Response(status_code=200)
+
     return Starlette(routes=[Route("/slack/events", events, methods=["POST"]),
-                             Route("/telegram/webhook", telegram, methods=["POST"])])
+                             Route("/telegram/webhook", telegram, methods=["POST"]),
+                             Route("/feishu/events", feishu, methods=["POST"])])
 
 
 def main() -> None:
@@ -71,9 +90,10 @@ def main() -> None:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--signing-secret", required=True)
     parser.add_argument("--telegram-secret", default="")
+    parser.add_argument("--feishu-encrypt-key", default="")
     args = parser.parse_args()
     redis = aioredis.Redis.from_url(args.redis_url)
-    app = floor_app(redis, args.prefix, args.signing_secret, args.telegram_secret)
+    app = floor_app(redis, args.prefix, args.signing_secret, args.telegram_secret, args.feishu_encrypt_key)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from redis.asyncio import Redis
 from starlette.routing import BaseRoute, Route
-from telegram import Update
 from telegram.error import Conflict, Forbidden, InvalidToken, TelegramError
 from telegram.ext import ExtBot
 
@@ -25,7 +24,7 @@ from adapters.common.ingress import REDIS_DOWN, Candidate, IngressPath, Skip
 from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import POLL_TIMEOUT, build_bot, redact
 from adapters.telegram.dedupe import TelegramDedupeIds
-from adapters.telegram.inbound import BotIdentity, button_press, message_to_inbound, press_to_inbound
+from adapters.telegram.inbound import BotIdentity, MalformedUpdate, button_press, message_to_inbound, press_to_inbound
 from adapters.telegram.responder import GROUP_INTERVAL, TelegramResponder
 from adapters.telegram.webhook import WEBHOOK_PATH, webhook_endpoint
 from core.ingress import Ingress, SubmitOutcome
@@ -180,14 +179,15 @@ class TelegramAdapter:
 
     # --- receiving -----------------------------------------------------------------------------
 
-    def parse(self, data: dict[str, Any]) -> Update:
-        return Update.de_json(data, self.bot)
-
-    async def handle_update(self, update: Update) -> Outcome:
-        """Verify-free core of both transports. Raises RedisError (→ 503 / retry) and BotNotReady."""
+    async def handle_update(self, update: dict[str, Any]) -> Outcome:
+        """Verify-free core of both transports, on the Bot API's JSON. Raises RedisError (→ 503 /
+        retry), BotNotReady, and MalformedUpdate for a field of the wrong type (→ 400)."""
         identity = await self.identity()
-        if update.callback_query is not None:
-            return await self._handle_press(update, identity)
+        query = update.get("callback_query")
+        if query is not None:
+            if not isinstance(query, dict):
+                raise MalformedUpdate("callback_query is not an object")
+            return await self._handle_press(update["update_id"], query, identity)
         message = message_to_inbound(update, identity)
         if message is None:
             await self._path.take(Skip("not a new message addressed to the bot"))
@@ -195,15 +195,13 @@ class TelegramAdapter:
         result = await self._path.take(Candidate(message))
         return Outcome.ENQUEUED if result is not None and result.outcome == SubmitOutcome.ENQUEUED else Outcome.DUPLICATE
 
-    async def _handle_press(self, update: Update, identity: BotIdentity) -> Outcome:
-        query = update.callback_query
-        assert query is not None
+    async def _handle_press(self, update_id: int, query: dict[str, Any], identity: BotIdentity) -> Outcome:
         press = button_press(query)
         choice = await self.buttons.resolve(press.token, press.index, press.chat.chat_id if press.chat else None)
         if choice is None:
             self._background.spawn(self._answer_press(press.query_id, _EXPIRED_BOTH, alert=True))
             return Outcome.EXPIRED_CHOICE
-        message = press_to_inbound(update, press, identity, choice.key, choice.label)
+        message = press_to_inbound(update_id, press, identity, choice.key, choice.label)
         result = await self._path.take(Candidate(message, (TelegramDedupeIds.keyboard(press.token),)))
         if result is not None and result.outcome == SubmitOutcome.ENQUEUED:
             self._background.spawn(self._answer_press(press.query_id, f"✓ {choice.label}"))
@@ -237,7 +235,7 @@ class TelegramAdapter:
                 updates = await self.bot.get_updates(offset=offset, timeout=POLL_TIMEOUT, allowed_updates=ALLOWED_UPDATES)
                 for update in updates:
                     try:
-                        await self.handle_update(update)
+                        await self.handle_update(update.to_dict())
                     except (*REDIS_DOWN, BotNotReady):
                         raise  # not enqueued: fetch it again after the back-off
                     except Exception:  # noqa: BLE001 - skip one unprocessable update, keep the rest

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from adapters.common import json_body
 from adapters.common.body import BodyTooLarge, read_capped_body
 from adapters.common.ingress import REDIS_DOWN, unavailable
-from adapters.telegram.inbound import PLATFORM
+from adapters.telegram.inbound import PLATFORM, MalformedUpdate
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -58,11 +58,9 @@ def webhook_endpoint(adapter: "TelegramAdapter") -> "Callable[[Request], Awaitab
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int) or isinstance(data.get("update_id"), bool):
             return Response("not a Telegram update", status_code=400)
         try:
-            update = adapter.parse(data)
-        except Exception:  # noqa: BLE001 - malformed nested objects: reject, never crash
+            await adapter.handle_update(data)
+        except MalformedUpdate:
             return Response("malformed update", status_code=400)
-        try:
-            await adapter.handle_update(update)
         except REDIS_DOWN as exc:
             return unavailable(PLATFORM, exc)
         except BotNotReady:

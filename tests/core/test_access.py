@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import itertools
 
-from telegram import Update
 
 from adapters.feishu.parse import Skipped, parse_message_event
 from adapters.registry import platform_names
@@ -26,7 +25,7 @@ def telegram(user_id: int = 42, chat: dict | None = None) -> InboundMessage:
     update = fake_telegram.message_update(
         "vllm-ascend fails", sender=fake_telegram.user(user_id), chat=chat or fake_telegram.private_chat(user_id)
     )
-    msg = message_to_inbound(Update.de_json(update, None), BotIdentity(fake_telegram.BOT_ID, fake_telegram.BOT_USERNAME))
+    msg = message_to_inbound(update, BotIdentity(fake_telegram.BOT_ID, fake_telegram.BOT_USERNAME))
     assert msg is not None
     return msg
 
@@ -70,7 +69,7 @@ async def test_telegram_group_by_chat_id(redis, keys) -> None:
     update = fake_telegram.message_update(
         f"@{fake_telegram.BOT_USERNAME} vllm-ascend fails", chat=group, mention=f"@{fake_telegram.BOT_USERNAME}"
     )
-    in_group = message_to_inbound(Update.de_json(update, None), BotIdentity(fake_telegram.BOT_ID, fake_telegram.BOT_USERNAME))
+    in_group = message_to_inbound(update, BotIdentity(fake_telegram.BOT_ID, fake_telegram.BOT_USERNAME))
     assert in_group is not None
     assert await outcome(redis, keys, policy, in_group) is SubmitOutcome.ENQUEUED
     assert await outcome(redis, keys, policy, telegram(42)) is SubmitOutcome.NOT_ALLOWED  # a private chat is another chat

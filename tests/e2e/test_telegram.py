@@ -6,6 +6,7 @@ python-telegram-bot through TELEGRAM_API_URL.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -158,6 +159,14 @@ async def test_wrong_or_missing_secret_is_403_and_nothing_is_enqueued(tg: FakeTe
         assert await queued(stack) == 0
 
 
+def _dm(**changes: Any) -> bytes:
+    """A private message update with some fields replaced (None removes one)."""
+    message: dict[str, Any] = {"message_id": 3, "date": 1, "chat": {"id": 42, "type": "private"},
+                               "from": {"id": 42, "is_bot": False, "first_name": "U"}, "text": "hello"}
+    message.update(changes)
+    return json.dumps({"update_id": 1, "message": {k: v for k, v in message.items() if v is not None}}).encode()
+
+
 @pytest.mark.parametrize(
     ("body", "content_type", "status"),
     [
@@ -172,6 +181,15 @@ async def test_wrong_or_missing_secret_is_403_and_nothing_is_enqueued(tg: FakeTe
         (b'{"update_id": 1, "message": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_001, "application/json", 400),
         (b'{"update_id": 1}', "text/plain", 400),
         (b'{"update_id": 1}', "application/x-www-form-urlencoded", 400),
+        # fields of the wrong type, read from the JSON itself (no python-telegram-bot objects on the ack path)
+        (_dm(chat={"id": "42", "type": "private"}), "application/json", 400),
+        (_dm(**{"from": "someone"}), "application/json", 400),
+        (_dm(text=["not", "text"]), "application/json", 400),
+        (_dm(entities={"type": "mention"}), "application/json", 400),
+        (_dm(entities=[{"type": "mention", "offset": "0", "length": 3}]), "application/json", 400),
+        (_dm(message_id=None), "application/json", 400),
+        (b'{"update_id": 1, "callback_query": "press"}', "application/json", 400),
+        (b'{"update_id": 1, "callback_query": {"id": "q1", "data": "c:t:0"}}', "application/json", 400),
         (b'{"update_id": 99}', "application/json; charset=utf-8", 200),  # an update type we ignore
     ],
 )

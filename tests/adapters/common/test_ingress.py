@@ -14,7 +14,6 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from starlette.applications import Starlette
-from telegram import Update
 
 from adapters.base import AdapterDeps
 from adapters.common.ingress import REDIS_DOWN, Candidate, IngressPath, Skip, unavailable
@@ -50,7 +49,7 @@ def slack_candidate(name: str) -> Candidate:
 
 
 def telegram_candidate() -> Candidate:
-    message = message_to_inbound(Update.de_json(fixture("telegram_message.json"), None), BotIdentity(999, "copilot_bot"))
+    message = message_to_inbound(fixture("telegram_message.json"), BotIdentity(999, "copilot_bot"))
     assert message is not None
     return Candidate(message)
 

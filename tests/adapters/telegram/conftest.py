@@ -5,7 +5,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from telegram import Update
 
 from adapters.base import AdapterDeps
 from adapters.telegram import create_adapter
@@ -34,6 +33,6 @@ async def adapter(tg: FakeTelegram, make_settings: Any, redis: Any, keys: Any) -
 
 
 async def inbound(adapter: TelegramAdapter, data: dict[str, Any]) -> InboundMessage:
-    message = message_to_inbound(Update.de_json(data, None), await adapter.identity())
+    message = message_to_inbound(data, await adapter.identity())
     assert message is not None
     return message

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from telegram import Update
 
 from adapters.telegram import config_from_settings
 from adapters.telegram.inbound import BotIdentity, button_press, encode_callback, message_to_inbound, utf16_slice
@@ -23,7 +22,7 @@ BOT_USER = {"id": BOT_ID, "is_bot": True, "first_name": "Copilot", "username": B
 
 
 def parse(data: dict[str, Any]) -> Any:
-    return message_to_inbound(Update.de_json(data, None), ME)
+    return message_to_inbound(data, ME)
 
 
 def test_private_message_is_answered_with_chat_as_conversation() -> None:
@@ -139,9 +138,9 @@ def test_caption_mention_counts() -> None:
 
 def test_callback_press_parsing() -> None:
     msg = message_update("Which?", chat=group_chat(), sender=BOT_USER)["message"]
-    press = button_press(Update.de_json(callback_update(encode_callback("tok_en-1", 2), message=msg), None).callback_query)
+    press = button_press(callback_update(encode_callback("tok_en-1", 2), message=msg)["callback_query"])
     assert (press.token, press.index, press.chat.chat_id, press.message_id) == ("tok_en-1", 2, -100200300, msg["message_id"])
-    junk = button_press(Update.de_json(callback_update("something:else", message=msg), None).callback_query)
+    junk = button_press(callback_update("something:else", message=msg)["callback_query"])
     assert junk.token == "" and junk.index == -1
 
 
