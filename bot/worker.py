@@ -27,6 +27,7 @@ from typing import Any
 from redis.exceptions import RedisError, ResponseError
 
 from adapters.base import Delivered, Responder
+from adapters.common.records import DeliveryRecords
 from bot.logs import job_context
 from bot.report.usage import open_tally
 from bot.retention import dead_letter_bounds, trim_settled_jobs
@@ -345,14 +346,16 @@ class Worker:
         lists = (keys.order(message.conversation_key),)
         finished = asyncio.Event()
         heartbeat = asyncio.create_task(self._renew_lease(job_id, finished))
+        # The adapters' delivery record of this job (placeholder, parts) also carries our "finished" mark
+        records = DeliveryRecords(redis, keys, message.platform, settings.dedupe_ttl_seconds)
         try:
             earlier = self._delivered.get(job_id)
             if earlier is not None:  # delivered by an earlier run here; only the bookkeeping failed
-                await redis.set(keys.delivery(job_id), ",".join(earlier.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
+                await records.mark_finished(job_id, earlier.message_ids)
                 await self._complete(job_id, lists)
                 self._delivered.pop(job_id, None)
                 return
-            if await redis.exists(keys.delivery(job_id)):
+            if await records.is_finished(job_id):
                 await self._complete(job_id, lists)  # answered before a crash prevented the ack
                 return
             attempts = await redis.incr(keys.attempts(job_id))
@@ -383,7 +386,7 @@ class Worker:
                 return
             delivered = await responder.finish(reply)
             self._delivered[job_id] = delivered
-            await redis.set(keys.delivery(job_id), ",".join(delivered.message_ids) or "-", ex=settings.dedupe_ttl_seconds)
+            await records.mark_finished(job_id, delivered.message_ids)
             await self._complete(job_id, lists)
             self._delivered.pop(job_id, None)
             await self._observe(job_id, message, reply, tally.tokens)

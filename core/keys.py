@@ -47,9 +47,6 @@ class Keys:
         """Ids of parked jobs whose turn has come, for any worker to take (bot/worker.py)."""
         return f"{self._tag}:jobs:ready"
 
-    def delivery(self, job_id: str) -> str:
-        return f"{self._tag}:delivery:{job_id}"
-
     def attempts(self, job_id: str) -> str:
         return f"{self._tag}:attempts:{job_id}"
 

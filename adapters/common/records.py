@@ -3,8 +3,10 @@
 One hash per job and platform: `placeholder` (the message that shows progress and becomes the
 answer), `streamed` (a reply delivered in full by a native stream), `part:<n>` (the message ids
 of rendered part n, comma-separated: one part can land as several messages when a platform
-falls back to plain text), and any platform extras (`x:<name>`, e.g. a Feishu CardKit entity).
-The worker may run a job twice (lease expiry, crash); every platform reads the same record.
+falls back to plain text), any platform extras (`x:<name>`, e.g. a Feishu CardKit entity), and
+`finished` (the worker's mark: the whole reply is out, a re-run only acknowledges the job).
+The worker may run a job twice (lease expiry, crash); every platform and the worker read the
+same record, so a job's delivery leaves one key in Redis.
 """
 from __future__ import annotations
 
@@ -16,6 +18,14 @@ from core.keys import Keys
 
 _PART = "part:"
 _EXTRA = "x:"
+_FINISHED = "finished"
+
+# KEYS: the record. ARGV: the reply's message ids, the least ttl. One round trip; the record lives
+# at least `ttl` from now, and a platform's longer ttl (Feishu, WeCom: a day) is never shortened.
+_MARK_FINISHED = """
+redis.call('HSET', KEYS[1], 'finished', ARGV[1])
+if redis.call('TTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+"""
 
 
 @dataclass
@@ -72,6 +82,13 @@ class DeliveryRecords:
 
     async def save_extra(self, job_id: str, name: str, value: str) -> None:
         await self._set(job_id, f"{_EXTRA}{name}", value)
+
+    async def mark_finished(self, job_id: str, message_ids: tuple[str, ...]) -> None:
+        """The whole reply is delivered: a later run of the job (its ack was lost) must not answer again."""
+        await self._redis.eval(_MARK_FINISHED, 1, self.key(job_id), ",".join(message_ids) or "-", self._ttl)
+
+    async def is_finished(self, job_id: str) -> bool:
+        return bool(await self._redis.hexists(self.key(job_id), _FINISHED))
 
     async def next_sequence(self, job_id: str, name: str = "seq") -> int:
         """A counter that only grows across workers and re-runs (CardKit's `sequence`)."""

@@ -1,5 +1,6 @@
 import asyncio
 
+from adapters.common.records import DeliveryRecords
 from bot.wiring import build_components
 from bot.worker import GROUP, Worker
 from core.ingress import Ingress
@@ -85,7 +86,7 @@ async def test_a_delivered_but_unacked_job_is_not_answered_twice(make_settings, 
     await worker.ensure_group()
     await redis.xreadgroup(GROUP, "first", {components.keys.jobs: ">"}, count=1)
     # the first worker delivered, then crashed before XACK
-    await redis.set(components.keys.delivery(result.job_id), "msg-0")
+    await DeliveryRecords(redis, components.keys, "recording", 60).mark_finished(result.job_id, ("msg-0",))
     await asyncio.sleep(0.3)
     await run_until_drained(Worker(components, name="second"))
     assert adapter.delivered == []

@@ -151,6 +151,23 @@ async def test_the_same_update_twice_is_answered_once(tg: FakeTelegram, tg_setti
     assert final_messages(tg, 42) == ["You asked: what is MindIE-Turbo?"]
 
 
+async def test_a_delivered_job_leaves_exactly_one_delivery_record(tg: FakeTelegram, tg_settings: Any) -> None:
+    """The adapters' record (placeholder, parts) also carries the worker's "finished" mark: before, the
+    worker kept a second key of its own per job. A re-run of the job then only acknowledges it."""
+    async with running_bot(tg_settings(), Scripted()) as stack:
+        assert (await post(stack, message_update("one record please"))).status_code == 200
+        await stack.wait_idle()
+        records = [k.decode() async for k in stack.redis.scan_iter(match="*delivery*", count=1000)
+                   if stack.keys.prefix in k.decode()]
+        assert len(records) == 1, records
+        record = await stack.redis.hgetall(records[0])
+        [answer] = tg.chat_messages(42)
+        assert record[b"finished"] == str(answer.message_id).encode()
+        assert record[b"part:0"] == record[b"finished"]  # the engine's parts and the mark, in one hash
+        assert 0 < await stack.redis.ttl(records[0]) <= stack.components.settings.dedupe_ttl_seconds
+    assert len(final_messages(tg, 42)) == 1
+
+
 @pytest.mark.parametrize("secret", [None, "", "wrong", SECRET[:-1], SECRET + "x"])
 async def test_wrong_or_missing_secret_is_403_and_nothing_is_enqueued(tg: FakeTelegram, tg_settings: Any, secret: str | None) -> None:
     async with running_bot(tg_settings(), Scripted(), worker=False) as stack:
