@@ -355,3 +355,25 @@ class Delivery:
                 log.info("%s stale placeholder not removed: %s", self.platform.name, type(exc).__name__)
             return posted
         return await self.platform.post(payload, index=index, first=index == 0)
+
+
+class EngineResponder:
+    """The `Responder` of a push platform: the engine, driving that platform's primitives.
+
+    A platform's responder builds its primitives and its `Delivery` and passes it here; it
+    overrides `finish` only to say more about a failed delivery (Slack)."""
+
+    def __init__(self, engine: Delivery) -> None:
+        self._engine = engine
+
+    @property
+    def engine(self) -> Delivery:
+        """`finish` lays a reply out with the engine's `payloads`, and so do the hostile-input tests
+        and bench/render_bench.py (the production path, not a copy)."""
+        return self._engine
+
+    async def progress(self, update: Progress) -> None:
+        await self._engine.progress(update)
+
+    async def finish(self, reply: Reply) -> Delivered:
+        return await self._engine.finish(reply)

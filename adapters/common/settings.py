@@ -1,7 +1,8 @@
 """The few settings every platform adapter reads (Redis key prefix, how long records live).
 
-Each platform's settings model (adapters/<platform>/settings.py) inherits this one, and
-`bot.settings.Settings` inherits those, so the values are declared once.
+Each platform's settings model (adapters/<platform>/settings.py) inherits this one, with its
+`.env` reading, and `bot.settings.Settings` inherits those: one `.env` configures everything, the
+values are declared once, and an adapter itself only ever sees its own class's fields.
 """
 from __future__ import annotations
 

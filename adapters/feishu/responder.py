@@ -23,9 +23,9 @@ from typing import Any, Callable
 
 from redis.asyncio import Redis
 
-from adapters.base import Capabilities, Delivered
+from adapters.base import Capabilities
 from adapters.common.confidence import answer_body
-from adapters.common.delivery import Delivery
+from adapters.common.delivery import Delivery, EngineResponder
 from adapters.common.escalate import escalate_button
 from adapters.common.primitives import PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
@@ -234,7 +234,7 @@ class FeishuPlatform(PushPlatform):
         return {"card_id": self._card_id} if self._card_id else {}
 
 
-class FeishuResponder:
+class FeishuResponder(EngineResponder):
     """The adapter's responder: Feishu's primitives driven by the shared engine."""
 
     def __init__(
@@ -255,16 +255,4 @@ class FeishuResponder:
         )
         records = DeliveryRecords(redis, keys, PLATFORM, STATE_TTL_SECONDS)
         platform = FeishuPlatform(caps, api=api, records=records, message=message, job_id=job_id, cardkit=cardkit)
-        self._engine = Delivery(platform, records, job_id, clock=clock)
-
-    @property
-    def engine(self) -> Delivery:
-        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
-        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
-        return self._engine
-
-    async def progress(self, update: Progress) -> None:
-        await self._engine.progress(update)
-
-    async def finish(self, reply: Reply) -> Delivered:
-        return await self._engine.finish(reply)
+        super().__init__(Delivery(platform, records, job_id, clock=clock))

@@ -1,14 +1,10 @@
-"""Feishu/Lark settings: the environment variables this adapter reads, owned here where they are used.
-
-`bot.settings.Settings` inherits this model, so one `.env` configures everything; the adapter
-itself only ever sees this class's fields.
-"""
+"""Feishu/Lark settings: the environment variables this adapter reads, owned here where they are used
+(how they reach `bot.settings.Settings` and `.env`: adapters/common/settings.py)."""
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import SecretStr
-from pydantic_settings import SettingsConfigDict
 
 from adapters.common.config_check import PlatformCheck, missing, off, url_problem
 from adapters.common.settings import AdapterSettings
@@ -16,8 +12,6 @@ from core.secrets import secret
 
 
 class FeishuSettings(AdapterSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
-
     feishu_app_id: str | None = None
     feishu_app_secret: SecretStr | None = None
     feishu_verification_token: SecretStr | None = None

@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery
+from adapters.common.delivery import Delivery, EngineResponder
 from adapters.common.primitives import NativeResult, PushPlatform
 from adapters.slack.blocks import (
     SECTION_LIMIT,
@@ -280,7 +280,7 @@ class SlackPlatform(PushPlatform):
         return {"channel": self._m.channel, "thread_ts": self._m.thread}
 
 
-class SlackResponder:
+class SlackResponder(EngineResponder):
     """The adapter's responder: Slack's primitives driven by the shared engine."""
 
     def __init__(
@@ -303,19 +303,10 @@ class SlackResponder:
         platform = SlackPlatform(
             caps, client=client, message=message, job_id=job_id, pacer=pacer, threads=threads, streaming=streaming
         )
-        self._engine = Delivery(platform, deliveries, job_id, clock=clock)
-
-    @property
-    def engine(self) -> Delivery:
-        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
-        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
-        return self._engine
-
-    async def progress(self, update: Progress) -> None:
-        await self._engine.progress(update)
+        super().__init__(Delivery(platform, deliveries, job_id, clock=clock))
 
     async def finish(self, reply: Reply) -> Delivered:
-        delivered = await self._engine.finish(reply)
+        delivered = await super().finish(reply)
         if not delivered.message_ids:
             raise SlackDeliveryError(f"no part of the reply reached Slack (job {delivered.extra.get('channel', '')})")
         return delivered

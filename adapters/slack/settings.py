@@ -1,12 +1,8 @@
-"""Slack settings: the environment variables this adapter reads, owned here where they are used.
-
-`bot.settings.Settings` inherits this model, so one `.env` configures everything; the adapter
-itself only ever sees this class's fields.
-"""
+"""Slack settings: the environment variables this adapter reads, owned here where they are used
+(how they reach `bot.settings.Settings` and `.env`: adapters/common/settings.py)."""
 from __future__ import annotations
 
 from pydantic import SecretStr
-from pydantic_settings import SettingsConfigDict
 
 from adapters.common.config_check import PlatformCheck, missing, off, url_problem
 from adapters.common.settings import AdapterSettings
@@ -14,8 +10,6 @@ from core.secrets import secret
 
 
 class SlackSettings(AdapterSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
-
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_app_token: SecretStr | None = None  # set: Socket Mode

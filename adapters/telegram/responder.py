@@ -21,8 +21,8 @@ from redis.asyncio import Redis
 from telegram import InlineKeyboardMarkup
 from telegram.ext import ExtBot
 
-from adapters.base import Capabilities, Delivered
-from adapters.common.delivery import Delivery
+from adapters.base import Capabilities
+from adapters.common.delivery import Delivery, EngineResponder
 from adapters.common.escalate import escalate_button
 from adapters.common.primitives import PushPlatform
 from adapters.common.pacing import Pacer
@@ -182,7 +182,7 @@ class TelegramPlatform(PushPlatform):
         return {"chat_id": (await self.sender()).chat_id}
 
 
-class TelegramResponder:
+class TelegramResponder(EngineResponder):
     """The adapter's responder: Telegram's primitives driven by the shared engine."""
 
     def __init__(
@@ -204,16 +204,4 @@ class TelegramResponder:
             capabilities or CAPABILITIES, bot=bot, redis=redis, keys=keys, buttons=buttons, message=message, job_id=job_id
         )
         records = DeliveryRecords(redis, keys, PLATFORM, record_ttl)
-        self._engine = Delivery(platform, records, job_id, keepalive_for=deadline, placeholder_grace=PUMP_GRACE)
-
-    @property
-    def engine(self) -> Delivery:
-        """The shared engine driving this platform's primitives: `finish` lays a reply out with its `payloads`,
-        and so do the hostile-input tests and bench/render_bench.py (the production path, not a copy)."""
-        return self._engine
-
-    async def progress(self, update: Progress) -> None:
-        await self._engine.progress(update)
-
-    async def finish(self, reply: Reply) -> Delivered:
-        return await self._engine.finish(reply)
+        super().__init__(Delivery(platform, records, job_id, keepalive_for=deadline, placeholder_grace=PUMP_GRACE))

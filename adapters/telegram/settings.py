@@ -1,14 +1,10 @@
-"""Telegram settings: the environment variables this adapter reads, owned here where they are used.
-
-`bot.settings.Settings` inherits this model, so one `.env` configures everything; the adapter
-itself only ever sees this class's fields.
-"""
+"""Telegram settings: the environment variables this adapter reads, owned here where they are used
+(how they reach `bot.settings.Settings` and `.env`: adapters/common/settings.py)."""
 from __future__ import annotations
 
 import re
 
 from pydantic import SecretStr
-from pydantic_settings import SettingsConfigDict
 
 from adapters.common.config_check import PlatformCheck, off, url_problem
 from adapters.common.settings import AdapterSettings
@@ -16,8 +12,6 @@ from core.secrets import secret
 
 
 class TelegramSettings(AdapterSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
-
     telegram_bot_token: SecretStr | None = None
     telegram_webhook_secret: SecretStr | None = None
     telegram_webhook_url: str | None = None  # unset: long polling
