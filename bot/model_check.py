@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import httpx
 
-from bot.settings import Settings, secret
-from core.research.anthropic_client import AnthropicClient
+from bot.settings import Settings
+from core.research.build import provider_client
 from core.research.model import Message, ModelClient, ModelUnavailable, TextBlock, ToolSpec, ToolsUnsupported
-from core.research.openai_client import OpenAIClient
 
 PROBE_TOOL = ToolSpec("ping", "Does nothing.", {"type": "object", "properties": {}})
 PROBE_SECONDS = 20.0
@@ -20,25 +19,7 @@ PROBE_SECONDS = 20.0
 
 def probe_client(settings: Settings) -> ModelClient:
     """The configured provider, asked for a single token, without retries or streaming."""
-    if settings.resolved_model_provider == "openai":
-        return OpenAIClient(
-            api_key=secret(settings.openai_api_key),
-            model=settings.openai_model,
-            base_url=settings.openai_base_url,
-            max_tokens=1,
-            max_retries=0,
-            stream=False,
-            timeout=PROBE_SECONDS,
-        )
-    return AnthropicClient(
-        api_key=secret(settings.anthropic_api_key),
-        model=settings.anthropic_model,
-        base_url=settings.anthropic_base_url,
-        max_tokens=1,
-        max_retries=0,
-        stream=False,
-        timeout=PROBE_SECONDS,
-    )
+    return provider_client(settings, max_tokens=1, max_retries=0, stream=False, timeout=PROBE_SECONDS)
 
 
 async def check_model(settings: Settings) -> tuple[str, str]:

@@ -69,29 +69,25 @@ def build_registry(
     return ToolRegistry(tools, ToolCache(redis, keys), Redactor.from_settings(settings), settings.tool_output_max_bytes)
 
 
+def provider_client(
+    settings: "ResearchSettings", *, max_retries: int, stream: bool, timeout: float, max_tokens: int | None = None,
+) -> ModelClient:
+    """The configured provider's client, with the call's retries, streaming and timeout (the
+    research agent, the eval judge and `doctor`'s one-token probe differ only there);
+    `max_tokens` None: the provider's own setting."""
+    call = {"max_retries": max_retries, "stream": stream, "timeout": timeout}
+    if settings.resolved_model_provider == "openai":
+        return OpenAIClient(api_key=secret(settings.openai_api_key), model=settings.openai_model,
+                            base_url=settings.openai_base_url, max_tokens=max_tokens or settings.openai_max_tokens, **call)
+    return AnthropicClient(api_key=secret(settings.anthropic_api_key), model=settings.anthropic_model,
+                           base_url=settings.anthropic_base_url, max_tokens=max_tokens or settings.anthropic_max_tokens, **call)
+
+
 def model_client(settings: "ResearchSettings") -> ModelClient:
     """The configured model (the research agent and the eval judge speak to the same one), its
     usage estimated when the server reports none (so budgets hold)."""
-
-    if settings.resolved_model_provider == "openai":
-        return Metered(OpenAIClient(
-            api_key=secret(settings.openai_api_key),
-            model=settings.openai_model,
-            base_url=settings.openai_base_url,
-            max_tokens=settings.openai_max_tokens,
-            max_retries=settings.anthropic_max_retries,
-            stream=settings.anthropic_stream,
-            timeout=settings.research_deadline_seconds,
-        ))
-    return Metered(AnthropicClient(
-        api_key=secret(settings.anthropic_api_key),
-        model=settings.anthropic_model,
-        base_url=settings.anthropic_base_url,
-        max_tokens=settings.anthropic_max_tokens,
-        max_retries=settings.anthropic_max_retries,
-        stream=settings.anthropic_stream,
-        timeout=settings.research_deadline_seconds,
-    ))
+    return Metered(provider_client(settings, max_retries=settings.anthropic_max_retries,
+                                   stream=settings.anthropic_stream, timeout=settings.research_deadline_seconds))
 
 
 def build_research_agent(
