@@ -28,7 +28,6 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
     adapters/<platform>/settings.py, one per entry of adapters/registry.py); this class adds what only
     the bot's processes read."""
 
-
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     # --- process --------------------------------------------------------------------------
@@ -106,6 +105,7 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
     @property
     def index_path(self) -> Path:
         return self.index_dir if self.index_dir is not None else self.data_dir / "index"
+
 
 def settings_model() -> type[Settings]:
     """`Settings`, widened by the settings model of any platform registered after it was composed (a test's
