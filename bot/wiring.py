@@ -28,7 +28,7 @@ from core.session import RedisSessionStore
 
 if TYPE_CHECKING:
     from core.conversation import ConversationLimits
-    from core.escalate import Escalator
+    from core.escalate import EscalationJournal, Escalator
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +69,14 @@ def redis_client(url: str) -> aioredis.Redis:
     )
 
 
-def escalator(settings: Settings) -> "Escalator":
-    """`escalate` in a thread: redacted with every configured secret; filed directly only when asked."""
+def escalator(settings: Settings, journal: "EscalationJournal | None" = None) -> "Escalator":
+    """`escalate` in a thread: redacted with every configured secret; filed directly only when asked;
+    each new escalation told to `journal` (the admin report's escalation log) when given."""
     from bot.issues.filing import issue_filer  # noqa: PLC0415
     from core.escalate import Escalator  # noqa: PLC0415
     from core.research.redact import Redactor  # noqa: PLC0415
 
-    return Escalator(Redactor.from_settings(settings), issue_filer(settings))
+    return Escalator(Redactor.from_settings(settings), issue_filer(settings), journal)
 
 
 def conversation_limits(settings: Settings) -> "ConversationLimits":
@@ -225,6 +226,7 @@ def build_components(
     researcher = None
     if conversation is None:
         from bot.access_check import experts  # noqa: PLC0415
+        from bot.report.escalations import EscalationLog  # noqa: PLC0415 - imports core.escalate
         from core.conversation import Conversation  # noqa: PLC0415
         from core.resolution.team import RedisTeamStore  # noqa: PLC0415
 
@@ -244,7 +246,8 @@ def build_components(
             vocabulary=open_vocabulary(settings).current,
             team=RedisTeamStore(client, keys),
             experts=experts(settings),
-            escalator=escalator(settings),
+            escalator=escalator(settings, EscalationLog(client, keys, LogLimits.from_settings(settings),
+                                                        Redactor.from_settings(settings))),
             releases=release_reading(settings),
         )
     limiter = RateLimiter(client, keys, settings.rate_limit_user_per_hour, settings.rate_limit_channel_per_hour)

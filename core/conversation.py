@@ -133,7 +133,7 @@ class Conversation:
         language = self._language_for(body, session)
 
         if message.choice == ESCALATE_CHOICE or (message.choice is None and is_escalate_command(_command_word(body))):
-            return await self._escalator.handle(key, session, self._sessions, language, self._clock())
+            return await self._escalator.handle(key, session, self._sessions, language, self._clock(), where=message)
         if message.choice is None:
             word = _command_word(body)
             if not body:

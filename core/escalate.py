@@ -22,6 +22,8 @@ GitHub for vLLM, vllm-ascend and SGLang, GitCode for MindIE-* and msModelSlim.
 With `ESCALATE_FILE_DIRECTLY=true` and a token for the forge, an `IssueFiler` files it through the
 API instead (bot/issues/filing.py); the thread keeps the link either way (Session.escalations) and
 a second `escalate` on the same question returns the issue already filed instead of a duplicate.
+An `EscalationJournal`, when wired, also hears of each new escalation (or its filing) once, for the
+admin report's escalations section.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from urllib.parse import quote
 
 from core.environment import environment_from_session
 from core.knowledge_base import load_knowledge_base
-from core.messages import Language, Reply, ReplyKind
+from core.messages import InboundMessage, Language, Reply, ReplyKind
 from core.research.redact import Redactor, defang_mentions
 from core.resolution.focus import focus
 from core.session import Session, SessionStore
@@ -88,6 +90,14 @@ class IssueFiler(Protocol):
     async def file(self, escalation: Escalation) -> str | None: ...
 
 
+class EscalationJournal(Protocol):
+    """Keeps one record per escalation for the admin report (bot/report/escalations.py). Must not
+    raise: the user's link matters more than a report line."""
+
+    async def escalated(self, where: InboundMessage, escalation: Escalation, question: str, issue_url: str,
+                        state: str, at: float) -> None: ...
+
+
 class NoQuestion(Exception):
     """The thread holds no question to take upstream."""
 
@@ -99,13 +109,17 @@ class NoProduct(Exception):
 class Escalator:
     """The `escalate` command of a thread: builds the draft, optionally files it, records the link."""
 
-    def __init__(self, redact: Callable[[str], str] = Redactor(()), filer: IssueFiler | None = None) -> None:
+    def __init__(self, redact: Callable[[str], str] = Redactor(()), filer: IssueFiler | None = None,
+                 journal: EscalationJournal | None = None) -> None:
         self._redact = redact  # the project's redactor (configured secrets too, when wired from settings)
         self._filer = filer  # set only with ESCALATE_FILE_DIRECTLY and a token
+        self._journal = journal  # the admin report's escalation log (absent in the terminal and in tests)
 
-    async def handle(self, key: str, session: Session, sessions: SessionStore, language: Language, now: float) -> Reply:
+    async def handle(self, key: str, session: Session, sessions: SessionStore, language: Language, now: float,
+                     where: InboundMessage | None = None) -> Reply:
+        question = thread_question(session)
         try:
-            escalation = build_escalation(thread_question(session), session.repos, session.env, session.last_sources, self._redact)
+            escalation = build_escalation(question, session.repos, session.env, session.last_sources, self._redact)
         except (NoQuestion, NoProduct) as reason:
             return Reply(ReplyKind.NOTICE, failure_text(reason, language), language)
         filed = already_filed(session.escalations, escalation.question_id)
@@ -113,6 +127,8 @@ class Escalator:
             filed = await self._filer.file(escalation)
         kept = record(escalation, filed or "", now)
         await sessions.update(key, lambda s: replace(s, escalations=remembered(s.escalations, kept)))
+        if self._journal is not None and where is not None and is_news(session.escalations, kept):
+            await self._journal.escalated(where, escalation, question, kept["url"], "filed" if filed else "opened", now)
         return Reply(ReplyKind.NOTICE, escalation_text(escalation, language, filed), language, repos=(escalation.repo,))
 
 
@@ -220,6 +236,13 @@ def record(escalation: Escalation, filed_url: str, at: float) -> dict[str, str]:
 def already_filed(records: Sequence[Mapping[str, str]], question_id: str) -> str | None:
     """The issue filed for this question before (a retried job or a second click must not file twice)."""
     return next((r.get("url") for r in records if r.get("question") == question_id and r.get("filed") == "yes"), None)
+
+
+def is_news(records: Sequence[Mapping[str, str]], new: Mapping[str, str]) -> bool:
+    """The report hears of an escalation once per question, repository and state (a second click on
+    the same question, or a retried job, is no new escalation; filing one that was opened is)."""
+    return not any(r.get("question") == new.get("question") and r.get("repo") == new.get("repo")
+                   and r.get("filed") == new.get("filed") for r in records)
 
 
 def remembered(records: Sequence[Mapping[str, str]], new: Mapping[str, str]) -> tuple[dict[str, str], ...]:

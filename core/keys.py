@@ -92,6 +92,15 @@ class Keys:
         """`platform:workspace` of every answer log, scored by its last write."""
         return f"{self.prefix}:answers:index"
 
+    # the escalation log (bot/report/escalations.py): one stream per platform and workspace, and the list
+    def escalation_log(self, platform: str, workspace: str) -> str:
+        return f"{self.prefix}:escalations:{platform}:{_digest(workspace)}"
+
+    @property
+    def escalation_log_index(self) -> str:
+        """`platform:workspace` of every escalation log, scored by its last write."""
+        return f"{self.prefix}:escalations:index"
+
     # team resolutions: one list per platform and workspace, never read across them
     def team_answers(self, platform: str, workspace: str) -> str:
         return f"{self.prefix}:team:{platform}:{_digest(workspace)}"

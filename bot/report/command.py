@@ -42,6 +42,13 @@ def _summary(report: dict[str, Any]) -> str:
     ]
     for cluster in report["gaps"]["by_signature"][:3]:
         lines.append(f"Gap: {cluster['count']} x {cluster['key']}")
+    escalations = report["escalations"]
+    lines.append(f"Escalations: {escalations['total']}" + "".join(
+        f"; {product}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
+        for product, states in escalations["by_product"].items()))
+    for item in escalations["items"][:5]:  # a pre-filled link is kilobytes long: an opened one names its thread
+        where = item["issue"] if item["state"] == "filed" else (item["link"] or item["thread"])
+        lines.append(f"  {item['day']} {item['product']} {item['state']}: {where}")
     if report["truncated"]:
         lines.append(f"(stopped after {report['records_read']} records)")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.report.access import AdminScope
+from bot.report.escalations import EscalationLog, EscalationRecord
 from bot.report.feedback import votes_of, voted_traces
 from bot.report.limits import MAX_DAYS
 from bot.report.links import thread_link, thread_reference
@@ -37,6 +38,7 @@ FEEDBACK_LINKS = 30  # voted threads listed per direction
 MAX_VOTED = 200_000  # voted traces looked up per report
 QUESTION_KINDS = ("answer", "clarify", "out_of_scope", "error")  # a notice (help, rate limit) is no question
 NO_CONFIDENCE = "-"
+ESCALATIONS_LISTED = 100  # newest first; the counts cover them all
 
 
 class ReportRangeError(ValueError):
@@ -261,7 +263,8 @@ async def build_report(
         "top_signatures": [{"signature": fold.redact(s), "count": n} for s, n in fold.signatures.counts.most_common(TOP)],
         "per_workspace_day": [{"day": day, "workspace": f"{platform}:{workspace}", **cell.summary()}
                               for (day, platform, workspace), cell in sorted(fold.cells.items())],
-        "escalations": [],  # none are stored yet (issue 24 item 2 adds them); the section shows empty
+        "escalations": await escalations_section(
+            EscalationLog(redis, keys, answer_log.limits, answer_log.redact), scope, since, until),
         "build_seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -279,3 +282,33 @@ async def _feedback(fold: _Fold, redis: Redis, keys: Keys) -> dict[str, Any]:
                 threads[direction].append(shown)
     rate = round(up / (up + down), 3) if up + down else None
     return {"up": up, "down": down, "helpful_rate": rate, "threads": threads}
+
+
+async def escalations_section(
+    escalation_log: EscalationLog, scope: AdminScope, since: float, until: float
+) -> dict[str, Any]:
+    """Questions taken upstream in the window: how many per product and state, and each one's issue
+    and thread (newest first). One question in one thread is one escalation, in its latest state."""
+    latest: dict[tuple[str, str, str, str, str], EscalationRecord] = {}
+    for workspace in [s for s in await escalation_log.scopes() if scope.admits(s)]:
+        for record in await escalation_log.read(workspace, since, until, now=until):
+            latest[(record.scope, record.channel, record.thread, record.repo, record.question_id)] = record
+    ordered = sorted(latest.values(), key=lambda r: -r.at)
+    by_product: dict[str, Counter[str]] = defaultdict(Counter)
+    for record in ordered:
+        by_product[record.product][record.state] += 1
+    return {
+        "total": len(ordered),
+        "by_product": {product: dict(states) for product, states in sorted(by_product.items())},
+        "items": [_escalation_shown(record, scope.shows_text, escalation_log.redact) for record in ordered[:ESCALATIONS_LISTED]],
+    }
+
+
+def _escalation_shown(record: EscalationRecord, shows_text: bool, redact: Callable[[str], str]) -> dict[str, str]:
+    # A pre-filled link carries the question in its body: only the workspace's admins get it.
+    issue = record.url if record.state == "filed" or shows_text else record.issues_page
+    shown = {"day": day_of(record.at), "workspace": record.scope, "product": record.product, "repo": record.repo,
+             "state": record.state, "issue": issue, "link": thread_link(record), "thread": thread_reference(record)}
+    if shows_text:
+        shown["question"] = redact(record.question)
+    return shown

@@ -6,12 +6,20 @@ their reference (platform, chat, thread) instead.
 """
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import quote, urlencode
 
-from bot.report.log import AnswerRecord
+
+class ThreadPlace(Protocol):
+    """Where a thread is (an answer record or an escalation record)."""
+
+    platform: str
+    workspace: str
+    channel: str
+    thread: str
 
 
-def thread_link(record: AnswerRecord) -> str:
+def thread_link(record: ThreadPlace) -> str:
     """A URL that opens the thread, or "" when the platform has none."""
     if record.platform == "slack" and record.workspace and record.channel and record.thread:
         team, channel, ts = (quote(v, safe="") for v in (record.workspace, record.channel, record.thread))
@@ -22,6 +30,6 @@ def thread_link(record: AnswerRecord) -> str:
     return ""
 
 
-def thread_reference(record: AnswerRecord) -> str:
+def thread_reference(record: ThreadPlace) -> str:
     """A readable name of the thread when there is no link."""
     return f"{record.platform} · {record.channel} · {record.thread}"

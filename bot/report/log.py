@@ -99,6 +99,30 @@ return {#entries, last, table.concat(out, ',\\n')}
 """
 
 
+async def append_bounded(
+    redis: Redis, key: str, index: str, limits: LogLimits, scope: str, record: str, at: float, stream_id: str = "*"
+) -> None:
+    """Add `record` (field "j") to the workspace's stream `key` within the workspace's limits, and
+    note the workspace in the sorted set `index` (the answer log and the escalation log both keep
+    one stream per workspace this way)."""
+    limit = limits.for_scope(scope)
+    oldest_ms = int((at - limit.seconds) * 1000)
+    async with redis.pipeline(transaction=False) as pipe:
+        # Exact trims: "no more than N entries, none older than D days" must hold to the entry.
+        pipe.xadd(key, {"j": record}, id=stream_id, maxlen=limit.entries, approximate=False)
+        pipe.xtrim(key, minid=f"{max(oldest_ms, 0)}-0", approximate=False)
+        pipe.expire(key, limit.seconds)  # a workspace that goes quiet is forgotten after its days
+        pipe.zadd(index, {scope: at})
+        pipe.zremrangebyscore(index, "-inf", at - limits.longest_days * 86_400)
+        await pipe.execute()
+
+
+async def scopes_in(redis: Redis, index: str) -> list[str]:
+    """Every workspace (`platform:workspace`) noted in `index`."""
+    members = await redis.zrange(index, 0, -1)
+    return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+
+
 class AnswerLog:
     def __init__(self, redis: Redis, keys: Keys, limits: LogLimits, redact: Callable[[str], str]) -> None:
         self._redis = redis
@@ -122,22 +146,12 @@ class AnswerLog:
     async def append(self, scope: str, record: str, at: float, stream_id: str = "*") -> None:
         """Store one record (`record_json`) and apply the workspace's limits. `stream_id`: "*" (now),
         or an explicit `ms-seq` id above the stream's last (tests and the bench write the past)."""
-        limit = self._limits.for_scope(scope)
         key = self._keys.answer_log(*split_scope(scope))
-        oldest_ms = int((at - limit.seconds) * 1000)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            # Exact trims: "no more than N entries, none older than D days" must hold to the entry.
-            pipe.xadd(key, {"j": record}, id=stream_id, maxlen=limit.entries, approximate=False)
-            pipe.xtrim(key, minid=f"{max(oldest_ms, 0)}-0", approximate=False)
-            pipe.expire(key, limit.seconds)  # a workspace that goes quiet is forgotten after its days
-            pipe.zadd(self._keys.answer_log_index, {scope: at})
-            pipe.zremrangebyscore(self._keys.answer_log_index, "-inf", at - self._limits.longest_days * 86_400)
-            await pipe.execute()
+        await append_bounded(self._redis, key, self._keys.answer_log_index, self._limits, scope, record, at, stream_id)
 
     async def scopes(self) -> list[str]:
         """Every workspace with an answer log (`platform:workspace`)."""
-        members = await self._redis.zrange(self._keys.answer_log_index, 0, -1)
-        return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+        return await scopes_in(self._redis, self._keys.answer_log_index)
 
     async def read(
         self, scope: str, since: float, until: float, *, now: float | None = None, chunk: int = READ_CHUNK

@@ -108,11 +108,29 @@ def render_html(report: Mapping[str, Any]) -> str:
     parts.append(_h2("Latency and model tokens", "延迟与模型用量"))
     parts.extend(_latency_and_tokens(report["per_workspace_day"], days))
     parts.append(_h2("Escalations", "上报问题"))
-    rows = [(escape(str(e.get("day", ""))), escape(str(e.get("workspace", ""))), escape(str(e.get("state", ""))))
-            for e in report["escalations"]]
-    parts.append(_table(("day", "workspace", "state"), rows))
+    parts.extend(_escalations(report["escalations"]))
     parts.append("</body></html>")
     return "".join(parts)
+
+
+def _escalations(section: Mapping[str, Any]) -> list[str]:
+    counts = [(escape(product), str(states.get("opened", 0)), str(states.get("filed", 0)))
+              for product, states in section["by_product"].items()]
+    rows = [(escape(e["day"]), escape(e["workspace"]), escape(e["product"]), escape(e["state"]),
+             _link(e["issue"], "filed issue" if e["state"] == "filed" else "new-issue page"), _thread(e),
+             escape(e.get("question", ""))) for e in section["items"]]
+    return [
+        "<p class=note>Opened: the pre-filled new-issue link was given in the thread; filed: the bot filed the "
+        "issue itself (ESCALATE_FILE_DIRECTLY).</p>",
+        _table(("product", "opened", "filed"), counts),
+        _table(("day", "workspace", "product", "state", "issue", "thread", "question"), rows),
+    ]
+
+
+def _link(url: str, label: str) -> str:
+    if url.startswith("https://"):
+        return f'<a href="{escape(url, quote=True)}" rel="noreferrer">{escape(label)}</a>'
+    return escape(url)
 
 
 def _latency_and_tokens(cells: Sequence[Mapping[str, Any]], days: Sequence[str]) -> list[str]:
