@@ -1,4 +1,4 @@
-"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, import, index, search, doctor, eval, report."""
+"""`python -m bot <command>`: ask, chat, serve, web, worker, sync, import, index, search, doctor, eval, report, digest."""
 from __future__ import annotations
 
 import argparse
@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     from bot.report.command import add_parser as add_report_parser  # noqa: PLC0415
 
     add_report_parser(sub)
+    from bot.report.digest_command import add_parser as add_digest_parser  # noqa: PLC0415
+
+    add_digest_parser(sub)
 
     args = parser.parse_args(argv)
     if args.command == "sync" and args.max_pages is not None and (not args.issues or args.max_pages < 1):
@@ -230,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         from bot.report.command import cmd_report  # noqa: PLC0415
 
         return asyncio.run(cmd_report(args, settings))
+    if args.command == "digest":
+        from bot.report.digest_command import cmd_digest  # noqa: PLC0415
+
+        return asyncio.run(cmd_digest(args, settings))
     if args.command == "import":
         from bot.import_command import run_import  # noqa: PLC0415
 

@@ -73,6 +73,7 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
     answer_log_days: int = Field(default=90, ge=1, le=366)  # how long each workspace's answer records live
     answer_log_max_entries: int = Field(default=50_000, ge=1)  # and how many one workspace keeps (newest)
     answer_log_limits: dict[str, dict[str, int]] = Field(default_factory=dict)  # {"slack:T1": {"days": 30, "entries": 5000}}
+    digest_channels: dict[str, str] = Field(default_factory=dict)  # {"slack:T1": "C123"}: `bot digest` posts there
 
     # --- knowledge index (python -m bot index / search) ----------------------------------------
     index_dir: Path | None = None  # unset: DATA_DIR/index
