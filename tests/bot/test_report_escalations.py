@@ -155,3 +155,14 @@ async def test_an_unreadable_record_is_skipped(redis, keys, record):
     await escalation_log.append("slack:T1", record, time.time())
     report = await build_report(answer_log, redis, keys, OPERATOR, 7)
     assert report["escalations"] == {"total": 0, "by_product": {}, "items": []}
+
+
+async def test_the_served_conversation_records_escalations_for_the_report(make_settings, redis, keys):
+    """bot/wiring.py gives the serving conversation's escalator the escalation log."""
+    from bot.wiring import build_components  # noqa: PLC0415
+
+    components = build_components(make_settings(), redis=redis, with_adapters=False)
+    await escalate(components.conversation)
+    answer_log, _ = logs(redis, keys)
+    report = await build_report(answer_log, redis, keys, OPERATOR, 7)
+    assert report["escalations"]["by_product"] == {"vllm-ascend": {"opened": 1}}
