@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Protocol
 from redis.exceptions import RedisError
 
 from core.knowledge_base import load_knowledge_base
-from core.environment import merge_session_env
+from core.environment import Environment, merge_session_env, read_environment
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.confidence import assess
@@ -162,7 +162,7 @@ class Conversation:
             chosen = self._chosen_option(message, body, pending.options)
             if chosen is not None:
                 repos = tuple(dict.fromkeys((*pending.settled_repos, chosen.repo)))
-                return await self._answer(message, pending.question, repos, pending.language, progress, clarified=True)
+                return await self._answer(message, session, pending.question, repos, pending.language, progress, clarified=True)
         elif message.choice is not None or (session.expired_pending and _looks_like_option_pick(body)):
             return Reply(ReplyKind.NOTICE, text("clarification_expired", language), language)
 
@@ -179,7 +179,7 @@ class Conversation:
                 # A routed product is never dropped: strong thread evidence only adds the product the
                 # known resolution lives in (vllm-ascend named, the fix in upstream vLLM: both).
                 repos = tuple(dict.fromkeys((*decision.repos, *settled))) if decision.action == "research" else settled
-                return await self._answer(message, body, repos, language, progress, clarified=False, evidence=evidence)
+                return await self._answer(message, session, body, repos, language, progress, clarified=False, evidence=evidence)
         if decision.action == "out_of_scope":
             await self._remember_question(key, body)
             return Reply(ReplyKind.OUT_OF_SCOPE, text("out_of_scope", language), language)
@@ -188,10 +188,10 @@ class Conversation:
             # the most likely option (options are ordered by likelihood) instead of asking again.
             repos = tuple(dict.fromkeys((*pending.settled_repos, *decision.repos, pending.options[0].repo)))
             question = f"{pending.question}\n{body}"
-            return await self._answer(message, question, repos, pending.language, progress, clarified=False)
+            return await self._answer(message, session, question, repos, pending.language, progress, clarified=False)
         if decision.action == "clarify":
             return await self._clarify(key, body, decision, language)
-        return await self._answer(message, body, decision.repos, language, progress, clarified=False, evidence=evidence)
+        return await self._answer(message, session, body, decision.repos, language, progress, clarified=False, evidence=evidence)
 
     # --- steps --------------------------------------------------------------------------------
 
@@ -240,6 +240,7 @@ class Conversation:
     async def _answer(
         self,
         message: InboundMessage,
+        session: Session,
         question: str,
         repos: tuple[str, ...],
         language: Language,
@@ -248,12 +249,14 @@ class Conversation:
         clarified: bool,
         evidence: tuple[LogFocus, TeamAnswer | None] | None = None,
     ) -> Reply:
-        """`evidence` is what `_evidence` found for this very question text, when the caller has it."""
-        session = await self._sessions.load(message.conversation_key)
-        pins = await asyncio.to_thread(self._releases.pin, analysis_window(question), session.env, repos) if self._releases else {}
+        """`session` is the one `handle` loaded (or `update` returned): one load per message.
+        `evidence` is what `_evidence` found for this very question text, when the caller has it."""
+        # The environment this message states, read once: the release pins and triage both use it.
+        stated = read_environment(analysis_window(question))
+        pins = await asyncio.to_thread(self._releases.pin, stated, session.env, repos) if self._releases else {}
         with reading_at(pins):  # the index, search_code and read_file read at the user's release
             return await self._answer_read(message, question, repos, language, progress, clarified=clarified,
-                                           evidence=evidence, session=session, pins=pins)
+                                           evidence=evidence, session=session, pins=pins, stated=stated)
 
     async def _answer_read(
         self,
@@ -267,6 +270,7 @@ class Conversation:
         evidence: tuple[LogFocus, TeamAnswer | None] | None,
         session: Session,
         pins: Pins,
+        stated: Environment,
     ) -> Reply:
         key = message.conversation_key
         analysed = analysis_window(question)
@@ -279,7 +283,8 @@ class Conversation:
         changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language) if self._releases and pins else []
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
-                         keyed_on=seen.keyed_on if seen.is_paste else "", release_notes=changed)
+                         keyed_on=seen.keyed_on if seen.is_paste else "", release_notes=changed,
+                         stated=stated)
         env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()

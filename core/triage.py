@@ -364,17 +364,19 @@ def diagnose(
     known_env: dict[str, str] | None = None,
     kb: KnowledgeBase | None = None,
     indexed_facts: tuple[str, ...] = (),
+    stated: Environment | None = None,
 ) -> DiagnosticReport:
     """Match a message against the knowledge base for `repos` (every product when empty).
 
-    `indexed_facts`: ids of facts the knowledge index ranked for this question (a relevance boost)."""
+    `indexed_facts`: ids of facts the knowledge index ranked for this question (a relevance boost).
+    `stated`: `read_environment(text)` when the caller already read it (read here otherwise)."""
     kb = kb or current_knowledge()
     if not isinstance(text, str):
         text = ""
     routed = tuple(r for r in repos if kb.repository(r) is not None)
     low = text.lower()
     named = extract_signals(text)
-    stated = read_environment(text).with_unnamed_release_as(routed)
+    stated = (read_environment(text) if stated is None else stated).with_unnamed_release_as(routed)
     env = updated(environment_from_session(known_env), stated)
     signals = _with_environment(named.with_env(known_env), env)
     matrix_on = _in_scope(kb.matrix.products, routed)
@@ -866,19 +868,21 @@ def triage(
     team_lead: str = "",
     keyed_on: str = "",
     release_notes: Sequence[str] = (),
+    stated: Environment | None = None,
 ) -> TriageResult:
     """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
 
     A resolved thread that matched the question with confidence leads (what fixed it, who said so,
     the release); the diagnostic follows as what else to check. `release_notes`: what changed since
-    the user's release, one line each."""
+    the user's release, one line each. `stated`: the environment the message states, when the
+    caller already read it (the conversation reads it once for the release pins and this)."""
     kb = kb or current_knowledge()
     t = Text(language)
     question = text if isinstance(text, str) else ""
     # Facts come back from the index as passages too: they boost the fact selection and are shown
     # as facts (once), or not at all.
     indexed_facts, passages = _split_fact_passages(passages)
-    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb, indexed_facts=indexed_facts)
+    report = diagnose(question, repos=tuple(repos), known_env=known_env, kb=kb, indexed_facts=indexed_facts, stated=stated)
     routed = report.repos
 
     parts: list[str] = []

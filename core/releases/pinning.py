@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from types import MappingProxyType
 
-from core.environment import Environment, environment_from_session, read_environment, updated
+from core.environment import Environment, environment_from_session, updated
 from core.messages import Language
 from core.research.repos import find_repo, local_path
 from core.releases.tags import ReleaseChoice, TagLists, nearest_release, tag_commit
@@ -44,9 +44,12 @@ def reading_at(pins: Pins) -> Iterator[None]:
         _PINS.reset(token)
 
 
-def user_environment(question: str, session_env: Mapping[str, object] | None, repos: tuple[str, ...]) -> Environment:
-    """What the thread knows of the user's stack, with this message's values winning (as triage reads it)."""
-    return updated(environment_from_session(session_env), read_environment(question)).with_unnamed_release_as(repos)
+def user_environment(stated: Environment, session_env: Mapping[str, object] | None, repos: tuple[str, ...]) -> Environment:
+    """What the thread knows of the user's stack, with this message's values winning (as triage reads it).
+
+    `stated`: the message's environment (core.environment.read_environment), read once by the
+    conversation and shared with triage."""
+    return updated(environment_from_session(session_env), stated).with_unnamed_release_as(repos)
 
 
 class ReleasePinner:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.environment import Environment
 from core.messages import Language
 from core.releases.changes import fix_predates, what_changed
 from core.releases.pinning import ReleasePinner, user_environment
@@ -20,8 +21,9 @@ class ReleaseReading:
     def __init__(self, repos_dir: Path) -> None:
         self.pinner = ReleasePinner(repos_dir)
 
-    def pin(self, question: str, session_env: Mapping[str, object] | None, repos: tuple[str, ...]) -> dict[str, ReleaseChoice]:
-        return self.pinner.pin(user_environment(question, session_env, repos), repos)
+    def pin(self, stated: Environment, session_env: Mapping[str, object] | None, repos: tuple[str, ...]) -> dict[str, ReleaseChoice]:
+        """`stated`: the environment the message states (read once per message by the conversation)."""
+        return self.pinner.pin(user_environment(stated, session_env, repos), repos)
 
     def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language) -> list[str]:
         """`resolution`: the matched thread (core/resolution/answer.py Match) or None."""
