@@ -15,7 +15,8 @@ async def test_after_200_answered_jobs_the_stream_keeps_no_question(make_setting
         rate_limit_user_per_hour=1000, rate_limit_channel_per_hour=1000,
     )
     for i in range(200):
-        await components.ingress.submit(msg(f"e{i}", f"question {i}", thread=f"t{i}"))
+        # 200 users: one job per user runs at a time (fair workers), so one user would serialise them all
+        await components.ingress.submit(msg(f"e{i}", f"question {i}", thread=f"t{i}", sender=f"u{i}"))
     assert await redis.xlen(components.keys.jobs) == 200
     await run_until_drained(Worker(components), timeout=60)
     assert len(adapter.delivered) == 200
