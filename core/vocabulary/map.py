@@ -1,7 +1,7 @@
 """Read the vocabulary map and score a question against it.
 
 A token's vote is its kind's weight split among its owners (a token two repositories own gives each
-half). Error messages vote only with a run of consecutive shared word trigrams (five words or more of
+half). Error messages vote only with a run of consecutive shared word trigrams (six words or more of
 one message), so ordinary English never routes. Keys (snake_case names) are weak alone: many
 projects share them.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from core.reloading import ReloadingFile
 from core.vocabulary.build import FILE_NAME, SCHEMA
-from core.vocabulary.tokens import ERROR, KEY, MIN_SHINGLE_WORDS, question_tokens, shingles
+from core.vocabulary.tokens import ERROR, KEY, question_tokens, shingles
 
 log = logging.getLogger(__name__)
 
@@ -126,4 +126,4 @@ def vocabulary_file(index_dir: Path, check_every: float = 30.0) -> ReloadingFile
     return ReloadingFile(Path(index_dir) / FILE_NAME, VocabularyMap.from_file, VocabularyMap(), check_every)
 
 
-__all__ = ["VocabularyMap", "VocabularyVotes", "load_vocabulary", "vocabulary_file", "MIN_SHINGLE_WORDS"]
+__all__ = ["VocabularyMap", "VocabularyVotes", "load_vocabulary", "vocabulary_file"]
