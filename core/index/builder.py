@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import itertools
 import json
-import os
 import time
 from array import array
 from collections import defaultdict
@@ -20,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from core.atomic_file import write_json_atomically
 from core.facts_index import FactDocument, fact_documents
 from core.index.chunker import MAX_FILE_BYTES, chunk_file, decode, file_kind, should_index
 from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
@@ -91,11 +91,7 @@ def load_cache(index_dir: Path, repo: str) -> dict[str, Any]:
 
 
 def _save_cache(index_dir: Path, repo: str, data: dict[str, Any]) -> None:
-    path = _cache_path(index_dir, repo)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({**data, "format": CACHE_FORMAT}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomically(_cache_path(index_dir, repo), {**data, "format": CACHE_FORMAT})
 
 
 def chunk_units(path: str, text: str, pairs: list[tuple[str, str]] | None) -> list[CachedUnit]:

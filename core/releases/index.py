@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core.atomic_file import write_json_atomically
 from core.facts_index import fact_documents
 from core.index.builder import CACHE_FORMAT, RepoReport, chunk_units, load_cache, write_units
 from core.index.chunker import decode, file_kind, should_index
@@ -231,11 +232,7 @@ class ReleaseIndexes:
         return data.get("units", {}) if data.get("format") == CACHE_FORMAT else {}
 
     def _save_shared(self, repo: str, units: dict[str, Any]) -> None:
-        path = self._shared_path(repo)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "units": units}, ensure_ascii=False, separators=(",", ":")),
-                       encoding="utf-8")
-        os.replace(tmp, path)
+        write_json_atomically(self._shared_path(repo), {"format": CACHE_FORMAT, "units": units})
 
     def _evict(self, repo: str, keep: str) -> None:
         tags = sorted((p for p in (self.root / repo.replace("/", "+")).iterdir() if p.is_dir()),

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from core.atomic_file import write_json_atomically
 from core.issue_store import iter_issues
 from core.reloading import ReloadingFile
 from core.resolution.extract import extract_repository
@@ -59,10 +59,7 @@ def build_memory(index_dir: Path, data_dir: Path, repos: Sequence[RepoInput]) ->
         releases = _releases(repo.clone, {n for r in found.values() for n in (*r.fixed_by, *((r.number,) if r.kind == "pull" else ()))})
         records += [_with_release(r, releases) for r in found.values()]
     memory = ResolutionMemory(records)
-    index_dir.mkdir(parents=True, exist_ok=True)
-    tmp = index_dir / f".{FILE_NAME}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"v": _SCHEMA, "records": [r.to_json() for r in records]}, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, index_dir / FILE_NAME)
+    write_json_atomically(index_dir / FILE_NAME, {"v": _SCHEMA, "records": [r.to_json() for r in records]}, compact=False)
     return MemoryReport(len(records), sum(r.resolved for r in records), sum(bool(r.release) for r in records),
                         len(memory.signature_counts), time.monotonic() - started, tuple(shallow))
 

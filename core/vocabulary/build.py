@@ -7,15 +7,14 @@ left out; so are tokens only test code uses (see extract).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.atomic_file import write_json_atomically
 from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
 from core.vocabulary.extract import MAX_FILE_BYTES, READ_SUFFIXES, file_tokens
 from core.vocabulary.tokens import RELEASE, release_tokens
@@ -79,7 +78,7 @@ def build_vocabulary(index_dir: Path, clones: Sequence[tuple[str, Path]]) -> Voc
         rebuilt.append(repo)
     owners = _merge(per_clone)
     payload = {"schema": SCHEMA, "clones": per_clone, "owners": owners}
-    size = _write_atomically(path, payload)
+    size = write_json_atomically(path, payload)
     return VocabularyReport(len(per_clone), tuple(rebuilt), sum(len(t) for t in owners.values()), size,
                             time.monotonic() - started)
 
@@ -104,17 +103,3 @@ def _read(path: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA else {}
-
-
-def _write_atomically(path: Path, payload: dict) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=".vocabulary.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return len(body)
