@@ -33,7 +33,8 @@ T: dict[str, tuple[str, str]] = {
         "vllm-ascend {va} itself has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the rows below and the versioning policy.",
         "我们收录的兼容矩阵中没有 vllm-ascend {va} 本身这一行，无法离线核对配套关系；请参考下面的记录和版本策略文档。",
     ),
-    "c_pattern": ("**{title}**: common causes are {causes}.", "**{title}**：常见原因是{causes}。"),
+    # zh: no bold title right after the bold label ("**可能相关：****…**" would break the Markdown)
+    "c_pattern": ("**{title}**: common causes are {causes}.", "【{title}】：常见原因是{causes}。"),
     "nothing_with_lookups": (
         "No known failure signature matched; here is what the knowledge base has on what you mention.",
         "没有匹配到已知的故障特征；以下是知识库中与你提到的内容相关的信息。",

@@ -20,3 +20,9 @@ def test_a_pattern_matched_on_words_is_only_possibly_related() -> None:
 def test_an_error_code_is_still_a_conclusion() -> None:
     result = triage("vllm-ascend 0.9.1: RuntimeError: ACL stream synchronize failed, error code:507015", PLUGIN, "en")
     assert result.text.startswith("**Conclusion:** Error 507015") and result.concluded
+
+
+def test_the_chinese_label_and_title_do_not_run_into_each_other() -> None:
+    # "**可能相关：****标题**" has no space between the two bold runs: chat renderers show the asterisks
+    result = triage("vllm-ascend 启动时加载模型失败：ModuleNotFoundError: No module named 'foo_bar'", PLUGIN, "zh")
+    assert "****" not in result.text and result.text.startswith("**可能相关：**【")
