@@ -14,6 +14,7 @@ import unicodedata
 import uuid
 from dataclasses import dataclass, replace
 from datetime import date
+from collections.abc import Sequence
 from typing import Any, Awaitable, Callable, Protocol
 
 from redis.exceptions import RedisError
@@ -32,7 +33,8 @@ from core.texts import clarification_text, text, trace_text
 from core.index.passage import Passage, Retriever
 from core.releases.pinning import Pins, reading_at
 from core.releases.reading import ReleaseReading
-from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo, rare_thread_repo
+from core.resolution.answer import SEARCH_RANK, VOCABULARY_K, Match, deciding_repo, dominant_repo, rare_thread_repo, record_of
+from core.resolution.answer import thread_outcome
 from core.resolution.answer import find as find_resolution
 from core.resolution.focus import LogFocus, focus
 from core.resolution.memory import ResolutionMemory
@@ -284,7 +286,7 @@ class Conversation:
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "", release_notes=changed,
-                         stated=stated)
+                         stated=stated, thread_outcomes=self._thread_outcomes(passages, language))
         env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
@@ -471,6 +473,18 @@ class Conversation:
         except Exception:  # noqa: BLE001 - the diagnostic answer must not depend on the memory
             log.warning("resolution lookup failed", exc_info=True)
             return None
+
+    def _thread_outcomes(self, passages: Sequence[Passage], language: Language) -> dict[str, str]:
+        """How each related thread among the passages was resolved (by url), from the resolution memory."""
+        if self._memory is None or not any(p.kind == "issue" for p in passages):
+            return {}
+        try:
+            memory = self._memory()
+            records = ((p.url, record_of(memory, p)) for p in passages if p.kind == "issue")
+            return {url: line for url, record in records if record is not None and (line := thread_outcome(record, language))}
+        except Exception:  # noqa: BLE001 - like _resolution: the answer must not depend on the memory
+            log.warning("thread outcome lookup failed", exc_info=True)
+            return {}
 
     async def _remember_question(self, key: str, question: str) -> None:
         def store(s: Session) -> Session:

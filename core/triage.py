@@ -18,7 +18,7 @@ text is never echoed back, only values extracted by strict patterns.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
 
@@ -490,9 +490,31 @@ def _notes(notes: Iterable[Note], report: DiagnosticReport) -> list[Note]:
 def _commands(commands: Iterable[Command], report: DiagnosticReport) -> list[str]:
     out = []
     for c in commands:
-        if _applies(c.products, c.when, report):
+        if _applies(c.products, c.when, report) and not (report.is_problem and _already_tried(c.run, report.text_low)):
             out.append(_fill(c.run, report.signals))
     return out
+
+
+# A setting with its value in a command: "key": "value" in JSON, --flag=value / --flag value, NAME=value.
+_SETTING = re.compile(
+    r"\"([\w.\-]{1,40})\"\s{0,3}:\s{0,3}\"?([\w.\-]{1,40})"
+    r"|(--[a-z][\w\-]{1,50})[= ]([\w.\-]{1,40})(?![\w<])"
+    r"|\b([A-Z][A-Z0-9_]{2,60})=([\w.\-]{1,40})"
+)
+_SPACES_QUOTES = re.compile(r"[\s\"']{1,50}")
+
+
+def _already_tried(run: str, question_low: str) -> bool:
+    """The user's problem report already holds one of the command's settings with the same value
+    ("method": "mtp" and then the error): suggesting it again would repeat what fails."""
+    asked = _SPACES_QUOTES.sub("", question_low)
+    for match in _SETTING.finditer(run):
+        key, value = next((k, v) for k, v in zip(match.groups()[::2], match.groups()[1::2]) if k)
+        if "<" in value or value.startswith("-"):
+            continue  # a placeholder or the next flag, not a value
+        if f"{key}:{value}".lower() in asked or f"{key}={value}".lower() in asked or f"{key}{value}".lower() in asked:
+            return True
+    return False
 
 
 def _fill(run: str, signals: Signals) -> str:
@@ -742,12 +764,7 @@ def _grouped(lines: Sequence[Line] | Sequence[RefLine], repos: tuple[str, ...], 
 
 def _steps_block(steps: list[Note], commands: list[Command], report: DiagnosticReport, t: Text, kb: KnowledgeBase) -> str:
     shown = _notes(dict.fromkeys(steps), report)[:MAX_STEPS]
-    runs: list[str] = []
-    for c in commands:
-        if _applies(c.products, c.when, report):
-            run = _fill(c.run, report.signals)
-            if run not in runs:
-                runs.append(run)
+    runs = list(dict.fromkeys(_commands(commands, report)))
     if not shown and not runs:
         return ""
     lines: list[Line] = [(n.products, n.text(t.language)) for n in shown]
@@ -815,8 +832,10 @@ def _unlinked(line: str) -> str:
     return drop_links(line).strip()
 
 
-def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int = 0) -> tuple[str, list[Source]]:
-    """Up to three passages; their excerpts share what is left of the answer's budget (never under 160 chars)."""
+def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int = 0,
+                    outcomes: Mapping[str, str] | None = None) -> tuple[str, list[Source]]:
+    """Up to three passages; their excerpts share what is left of the answer's budget (never under 160 chars).
+    `outcomes`: for a resolved thread (by its url), how it was resolved, shown instead of an excerpt."""
     chosen = [p for p in passages if isinstance(p, Passage)][:MAX_PASSAGES]
     if not chosen:
         return "", []
@@ -824,7 +843,8 @@ def _passages_block(passages: Sequence[Passage], text: str, t: Text, used: int =
     limit = max(MIN_PASSAGE_CHARS, min(PASSAGE_CHARS, (ANSWER_BUDGET - used) // len(chosen) - 80))
     lines, sources = [], []
     for p in chosen:
-        excerpt = passage_excerpt(p, terms, limit).replace("`", "'")
+        outcome = (outcomes or {}).get(p.url, "")
+        excerpt = outcome[:limit] if outcome else passage_excerpt(p, terms, limit).replace("`", "'")
         # Titles are written by whoever wrote the doc or opened the issue: plain text, never markup.
         path = p.path.replace("`", "'")
         where = f"{p.repo}: `{path}`"
@@ -869,13 +889,15 @@ def triage(
     keyed_on: str = "",
     release_notes: Sequence[str] = (),
     stated: Environment | None = None,
+    thread_outcomes: Mapping[str, str] | None = None,
 ) -> TriageResult:
     """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
 
     A resolved thread that matched the question with confidence leads (what fixed it, who said so,
     the release); the diagnostic follows as what else to check. `release_notes`: what changed since
     the user's release, one line each. `stated`: the environment the message states, when the
-    caller already read it (the conversation reads it once for the release pins and this)."""
+    caller already read it (the conversation reads it once for the release pins and this).
+    `thread_outcomes`: how each related thread was resolved, by its url (core/resolution/answer.py)."""
     kb = kb or current_knowledge()
     t = Text(language)
     question = text if isinstance(text, str) else ""
@@ -925,7 +947,8 @@ def triage(
     refs += [e.source for e in report.code_entries]
     if release_notes:  # what the newest release changed against theirs (core/releases/changes.py)
         parts.append(t("release_changes") + "\n" + "\n".join(f"- {line}" for line in release_notes))
-    passage_text, passage_sources = _passages_block(passages, question, t, used=sum(len(p) for p in parts) + 250)
+    passage_text, passage_sources = _passages_block(passages, question, t, used=sum(len(p) for p in parts) + 250,
+                                                    outcomes=thread_outcomes)
     if passage_text:
         parts.append(passage_text)
     elif found is None and resolution is None and not team_lead and not lookups and not report.code_entries:

@@ -57,7 +57,7 @@ def find(memory: ResolutionMemory, focus: LogFocus, repos: Sequence[str], issue_
     # Only the top thread may lead, and only when it stands out: clearly ahead of the next one, or
     # sharing rare identifiers with the question (weighted by how few threads carry them).
     top = issue_passages[0]
-    record = _record_of(memory, top)
+    record = record_of(memory, top)
     # Another user's workaround leads only on the same error signature (above), never on words alone.
     if record is None or not record.resolved or record.certainty < Certainty.REPORTER:
         return None
@@ -114,7 +114,7 @@ def dominant_repo(passages: Sequence[Passage]) -> str:
     return repo if count >= VOCABULARY_MAJORITY else ""
 
 
-def _record_of(memory: ResolutionMemory, passage: Passage) -> Resolution | None:
+def record_of(memory: ResolutionMemory, passage: Passage) -> Resolution | None:
     kind, _, number = passage.path.partition("/")
     if kind not in ("issues", "pulls") or not number.isdigit():
         return None
@@ -139,6 +139,7 @@ _T = {
         "keyed": "Keyed on `{line}`{seen}.",
         "seen": ": seen in {n} {repo} thread(s), {k} resolved",
         "pull": "pull request",
+        "there": "Resolved there ({who}{confirmed}):",
     },
     "zh": {
         "lead": "**已有解决记录**（{where}，{who}{confirmed}）：",
@@ -153,6 +154,7 @@ _T = {
         "keyed": "依据日志行 `{line}`{seen}。",
         "seen": "：在 {n} 个 {repo} 帖子中出现，{k} 个已解决",
         "pull": "PR",
+        "there": "该帖的解决方式（{who}{confirmed}）：",
     },
 }
 
@@ -164,6 +166,30 @@ LEAD_PREFIXES = tuple(t[key].split("(", 1)[0].split("（", 1)[0] for t in _T.val
 def _where(record: Resolution, t: dict[str, str]) -> str:
     name = record.repo.split("/", 1)[-1]
     return f"{name} {t['pull'] + ' ' if record.kind == 'pull' else ''}#{record.number}"
+
+
+def _fix_line(record: Resolution, t: dict[str, str]) -> str:
+    """Which pull request fixed it and the first release that has it, when the record knows."""
+    if record.kind == "pull" and record.release:
+        return t["released_in"].format(release=record.release)
+    if record.closed_by:  # a merged pull request says it closes this thread
+        pr = record.closed_by[0]
+        return t["fixed_in"].format(release=record.release, pr=pr) if record.release else t["fixed_by"].format(pr=pr)
+    if record.fixed_by:  # only named in a comment: a pointer, not a claim that it fixed this
+        named = t["named_in"].format(pr=record.fixed_by[0])
+        return named + (t["named_release"].format(release=record.release) if record.release else "")
+    return ""
+
+
+def thread_outcome(record: Resolution, language: Language) -> str:
+    """One line for a related thread that did not lead: how it was resolved and by whom, or "" when
+    it was not. Shown in place of an excerpt, since a thread's outcome is what a reader looks for."""
+    # Someone else's comment in an unled thread is as often a "me too" with a log as a fix: the excerpt shows it.
+    if not record.resolved or record.kind == "pull" or record.certainty < Certainty.REPORTER:
+        return ""
+    t, who = _T[language], WHO[language]
+    head = t["there"].format(who=who.get(record.said_by, who["user"]), confirmed=t["confirmed"] if record.confirmed else "")
+    return " ".join(part for part in (head, record.summary, _fix_line(record, t)) if part)
 
 
 def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
@@ -181,14 +207,9 @@ def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
         head += " " + t["duplicate"].format(n=shown.number)
     body = shown.summary or ""
     lines.append(f"{head} {body}".strip())
-    if shown.kind == "pull" and shown.release:
-        lines.append(t["released_in"].format(release=shown.release))
-    elif shown.closed_by:  # a merged pull request says it closes this thread
-        pr = shown.closed_by[0]
-        lines.append(t["fixed_in"].format(release=shown.release, pr=pr) if shown.release else t["fixed_by"].format(pr=pr))
-    elif shown.fixed_by:  # only named in a comment: a pointer, not a claim that it fixed this
-        named = t["named_in"].format(pr=shown.fixed_by[0])
-        lines.append(named + (t["named_release"].format(release=shown.release) if shown.release else ""))
+    fix = _fix_line(shown, t)
+    if fix:
+        lines.append(fix)
     if match.keyed_on:
         seen = t["seen"].format(n=match.seen, repo=record.repo.split("/", 1)[-1], k=match.resolved_alike) if match.seen > 1 else ""
         lines.append(t["keyed"].format(line=_code_safe(match.keyed_on), seen=seen))

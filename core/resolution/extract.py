@@ -52,6 +52,9 @@ _OWN_FIX = re.compile(
     r"it was because|after (?:upgrading|downgrading|installing|setting|removing|switching)|by (?:upgrading|downgrading|installing|setting|"
     r"removing|switching|using))\b|原因是|解决方法|解决办法|通过.{0,20}解决|后解决|问题解决"
 )
+# Canned replies (an on-call rota's "(auto reply) …") are not anyone's answer to this thread.
+_AUTO_REPLY = re.compile(r"(?i)^\W{0,3}(?:auto[- ]?reply|automated (?:reply|message|response)|自动回复)")
+_LEADING_MENTIONS = re.compile(r"^(?:@\u2060?[\w.\-]{1,40}[\s,:，：]{0,3})+")
 _CODE_SPAN = re.compile(r"`([^`\n]{2,120})`")
 _COMMAND = re.compile(r"(?i)\b(?:pip3? install|pip3? uninstall|export|vllm serve|python3? -m|git checkout|apt(?:-get)? install|source)\s[^\n;`]{1,120}")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9\-]{1,50}(?:[= ](?:[\w.\-:/\"{}]{1,60}))?")
@@ -110,6 +113,18 @@ def _outside_code(body: str) -> str:
     return "\n".join(out)
 
 
+def _only_questions(text: str) -> bool:
+    """Every sentence asks something ("Any progress? Is it fixed in a newer release?"): no answer in it."""
+    sentences = [s.strip() for part in text.splitlines() for s in _SENTENCE_SPLIT.split(part) if s.strip()]
+    return bool(sentences) and all(s.endswith(("?", "？")) for s in sentences)
+
+
+def _candidate(comment: IssueComment) -> bool:
+    """A comment that could hold a resolution: not a bot's, not a canned reply, not only questions."""
+    text = _outside_code(comment.body).strip()
+    return bool(text) and not comment.author.endswith("[bot]") and not _AUTO_REPLY.match(text) and not _only_questions(text)
+
+
 def _score(body: str) -> int:
     text = _outside_code(body)
     score = 2 * min(3, len(_FIX_CUES.findall(text))) + min(3, len(fix_items(text)))
@@ -130,7 +145,7 @@ def summary_of(body: str, limit: int = SUMMARY_CHARS) -> str:
     chosen = sorted(ranked[:2])
     out = ""
     for i in chosen:
-        piece = plain_sentence(sentences[i])
+        piece = _LEADING_MENTIONS.sub("", plain_sentence(sentences[i]))  # "@someone Fixed in …": the name says nothing
         if not piece:
             continue
         if out and len(out) + len(piece) + 1 > limit:
@@ -166,6 +181,13 @@ def _fix_in_body(body: str) -> str:
     return text if fix_items(text) else ""
 
 
+def _confirmed_by_another(roles: list[tuple[IssueComment, Role]], index: int) -> bool:
+    """Someone other than the comment's author says it works, later in the thread."""
+    author = roles[index][0].author
+    return any(c.author != author and _CONFIRM.search(c.body) and not _ASKING.search(c.body) and not _only_questions(c.body)
+               for c, _ in roles[index + 1:])
+
+
 def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
     """One thread's record; pull requests keep what they fix."""
     report = focus(f"{issue.title}\n{issue.body}")
@@ -180,7 +202,7 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
                        certainty=Certainty.MAINTAINER if issue.merged else Certainty.NONE,
                        said_by="maintainer" if issue.merged else "none", summary=base.title if issue.merged else "")
     roles = [(c, role_of(c, issue, maintainers)) for c in issue.comments]
-    maint = [(i, c) for i, (c, r) in enumerate(roles) if r == "maintainer"]
+    maint = [(i, c) for i, (c, r) in enumerate(roles) if r == "maintainer" and _candidate(c)]
     best = max(maint, key=lambda ic: (_score(ic[1].body), ic[0]), default=None)
     said_by: Role = "none"
     chosen: tuple[int, IssueComment] | None = None
@@ -189,7 +211,10 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
     else:
         for wanted in ("reporter", "user"):
             # The reporter's own words, or someone else's: the best-scoring one that names something.
-            hits = [(_score(c.body), i, c) for i, (c, r) in enumerate(roles) if r == wanted and fix_items(c.body)]
+            # Named items, or another person's "works now" after it: a workaround someone else
+            # confirmed needs no flag to be worth leading with.
+            hits = [(_score(c.body), i, c) for i, (c, r) in enumerate(roles)
+                    if r == wanted and _candidate(c) and (fix_items(c.body) or _confirmed_by_another(roles, i))]
             hits = [h for h in hits if h[0] >= MIN_FIX_SCORE or (wanted == "reporter" and _OWN_FIX.search(_outside_code(h[2].body)))]
             if hits:
                 _, index_, comment_ = max(hits, key=lambda h: (h[0], h[1]))

@@ -102,3 +102,18 @@ async def test_a_pasted_log_answer_names_the_line_it_keyed_on(redis, keys) -> No
     reply = await Conversation(RedisSessionStore(redis, keys, 60)).handle(
         InboundMessage("terminal", "w", "c", "t", "u", log, "e1", "e1", True))
     assert reply.text.startswith("Read from your log: `ModuleNotFoundError: No module named 'vllm_ascend._cann_ops_custom'`")
+
+
+def test_a_related_thread_shows_how_it_was_resolved_instead_of_an_excerpt() -> None:
+    from core.resolution.answer import record_of, thread_outcome
+
+    mem = memory()
+    resolved, opened = passage(1, "boot fails AttributeError numpy"), passage(3, "again numpy float")
+    line = thread_outcome(record_of(mem, resolved), "en")
+    assert line.startswith("Resolved there (a maintainer, confirmed by the reporter):") and "numpy<2.0" in line
+    assert thread_outcome(record_of(mem, opened), "en") == ""  # nothing said: the excerpt stays
+    assert "Fixed by #5" in thread_outcome(record_of(mem, passage(4, "graph mode hangs")), "en")
+    assert thread_outcome(record_of(mem, resolved), "zh").startswith("该帖的解决方式（维护者，提问者确认有效）：")
+    out = triage("my server fails with numpy", [REPO], "en", passages=[resolved, opened],
+                 thread_outcomes={resolved.url: line})
+    assert line in out.text and "again numpy float" in out.text  # the unresolved thread keeps its excerpt

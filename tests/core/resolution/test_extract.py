@@ -77,3 +77,29 @@ def test_the_reporters_own_fix_in_a_comment_or_under_a_fix_heading_in_the_report
                       frozenset())
     assert in_body.said_by == "reporter" and "LD_LIBRARY_PATH" in in_body.summary
     assert extract(thread(22, "It fails.\n\nFix: none found yet"), frozenset()).said_by == "none"  # a heading with nothing named
+
+
+def test_canned_replies_and_questions_back_are_never_a_maintainers_resolution() -> None:
+    t = thread(30, NUMPY, ("rota", "MEMBER", "(auto reply) Not sure yet; try `pip install numpy<2.0` meanwhile."),
+               ("rota", "MEMBER", "Any progress on this? Is it fixed in a newer release?"), state="open")
+    record = extract(t, frozenset())
+    assert (record.said_by, record.summary) == ("none", "") and not record.resolved
+    bot = extract(thread(31, NUMPY, ("ci-helper[bot]", "NONE", "Fixed: set `VLLM_USE_V1=0` and it runs")), frozenset())
+    assert bot.said_by == "none"
+    answered = extract(thread(32, NUMPY, ("rota", "MEMBER", "Is this still open? Downgrade numpy: `pip install numpy<2.0`.")), frozenset())
+    assert answered.said_by == "maintainer" and "numpy<2.0" in answered.summary  # a question next to a fix still counts
+
+
+def test_a_workaround_another_person_confirms_counts_without_a_named_flag() -> None:
+    t = thread(33, "device error with two engines", ("maint", "MEMBER", "Please open a new issue if anything else comes up."),
+               ("alice", "NONE", "Using the mp backend instead of ray avoids the device error."),
+               ("bob", "NONE", "It works now!"), state="open")
+    record = extract(t, frozenset())
+    assert (record.said_by, record.certainty) == ("reporter", Certainty.REPORTER) and "mp backend" in record.summary
+    unconfirmed = extract(thread(34, "device error", ("alice", "NONE", "Using the mp backend instead of ray might avoid it.")), frozenset())
+    assert unconfirmed.said_by == "none"  # nothing named and nobody said it worked
+
+
+def test_a_summary_does_not_start_with_the_person_it_answers() -> None:
+    record = extract(thread(35, NUMPY, ("maint", "MEMBER", "@alice @bob Fixed in the newest release: upgrade to v0.9.1.")), frozenset())
+    assert record.summary.startswith("Fixed in the newest release") and "alice" not in record.summary
