@@ -2,8 +2,8 @@
 
 Retries: the SDK retries 429/5xx/529 before a response starts. A stream that
 fails after it started (an `overloaded_error` event, a dropped connection, a
-message that never finished) is retried once as a whole turn here; after
-that the model counts as unavailable.
+message that never finished) is retried once as a whole turn (sdk_client.py,
+shared with the OpenAI client); after that the model counts as unavailable.
 
 Prompt caching: the tool list and the static system prompt are byte-stable
 and carry `cache_control`; so do the end of the thread history and the last
@@ -12,119 +12,61 @@ reuse the prefix.
 
 Partial Messages servers (vLLM/vllm-ascend and SGLang `/v1/messages`, Chinese
 providers' Anthropic endpoints) may refuse an optional feature with a 400:
-see `compat.py`. The request is retried once without it, and the feature
+see `compat.py`. The request is retried once without it (sdk_client.py), and the feature
 stays off for that endpoint for the life of the process.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
-from core.research.compat import (
-    OPTIONAL_FEATURES,
-    dropped_features,
-    features_to_drop,
-    refuses_tools,
-    remember_dropped,
-)
+from core.research.compat import OPTIONAL_FEATURES, dropped_features
 from core.research.model import (
     Message,
     ModelReply,
-    ModelUnavailable,
     ProviderBlock,
     TextBlock,
     TextCallback,
     ToolResultBlock,
     ToolSpec,
-    ToolsUnsupported,
     ToolUse,
     Usage,
 )
 from core.research.reasoning import visible_text
-
-log = logging.getLogger(__name__)
+from core.research.sdk_client import MidStreamFailure, SdkClient
 
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-class AnthropicClient:
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        model: str,
-        base_url: str | None = None,
-        max_tokens: int = 4096,
-        max_retries: int = 2,
-        stream: bool = True,
-        timeout: float = 120.0,
-    ) -> None:
-        # base_url None lets the SDK read ANTHROPIC_BASE_URL itself.
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url or None, max_retries=max_retries, timeout=timeout
-        )
-        self._model = model
-        self._max_tokens = max_tokens
-        self._stream = stream
+class AnthropicClient(SdkClient):
+    provider = "anthropic"
+    default_max_tokens = 4096
+    status_error = anthropic.APIStatusError
+    connection_error = anthropic.APIConnectionError
+
+    def _sdk(self, *, api_key: str, base_url: str | None, max_retries: int, timeout: float) -> Any:
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     @property
     def model(self) -> str:
         return self._model
 
-    async def aclose(self) -> None:
-        await self._client.close()
+    async def _request(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> dict[str, Any]:
+        return self.request_params(system=system, tools=tools, messages=messages)
 
-    @property
-    def endpoint(self) -> str:
-        """What process-wide compatibility memory is keyed by (never holds the key)."""
-        return f"anthropic:{self._client.base_url}"
+    async def _turn(self, params: dict[str, Any], on_text: TextCallback | None) -> ModelReply:
+        if self._stream:
+            return _reply(await self._streamed(params, on_text))
+        return _reply(await self._client.messages.create(**params))
 
-    @property
-    def tools_rejected(self) -> bool:
-        return "tools" in dropped_features(self.endpoint)
+    def _error_text(self, exc: Exception) -> str:
+        body = getattr(exc, "body", None)
+        return (str(body) if body is not None else str(exc)).lower()
 
-    async def complete(
-        self,
-        *,
-        system: str,
-        tools: Sequence[ToolSpec],
-        messages: Sequence[Message],
-        on_text: TextCallback | None = None,
-    ) -> ModelReply:
-        if tools and self.tools_rejected:
-            raise ToolsUnsupported("the model server refused tools earlier")
-        params = self.request_params(system=system, tools=tools, messages=messages)
-        retried_mid_stream = False
-        dropped: set[str] = set()  # remembered once a request without them succeeds
-        while True:
-            try:
-                message = await (
-                    self._streamed(params, on_text) if self._stream else self._client.messages.create(**params)
-                )
-            except _MidStreamFailure as failure:
-                if not retried_mid_stream:
-                    retried_mid_stream = True
-                    log.warning("model stream failed mid-way (%s); retrying the turn once", failure)
-                    continue
-                raise ModelUnavailable(f"stream failed twice: {failure}") from None
-            except anthropic.APIStatusError as exc:
-                if exc.status_code in (400, 422) and not dropped:
-                    drop = features_to_drop(_error_text(exc), params)
-                    if drop:
-                        dropped = drop
-                        params = without_features(params, drop)
-                        continue
-                if exc.status_code in (400, 422) and tools and refuses_tools(_error_text(exc)):
-                    remember_dropped(self.endpoint, {"tools"})
-                    raise ToolsUnsupported(f"model API error {exc.status_code}: tools refused") from None
-                raise ModelUnavailable(f"model API error {exc.status_code} ({type(exc).__name__})") from None
-            except anthropic.APIConnectionError as exc:
-                raise ModelUnavailable(f"model API unreachable ({type(exc).__name__})") from None
-            remember_dropped(self.endpoint, dropped)
-            return _reply(message)
+    def _without(self, params: dict[str, Any], features: set[str] | frozenset[str]) -> dict[str, Any]:
+        return without_features(params, features)
 
     async def _streamed(self, params: dict[str, Any], on_text: TextCallback | None) -> Any:
         # Errors before the response starts are the SDK's (already retried); errors after are ours.
@@ -135,13 +77,13 @@ class AnthropicClient:
                 await _relay_text(stream, on_text)
                 message = await stream.get_final_message()
             except (anthropic.APIError, OSError, ValueError) as exc:
-                raise _MidStreamFailure(type(exc).__name__) from None
+                raise MidStreamFailure(type(exc).__name__) from None
             except Exception as exc:  # transport errors of the SDK's HTTP library
                 if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anyio"):
-                    raise _MidStreamFailure(type(exc).__name__) from None
+                    raise MidStreamFailure(type(exc).__name__) from None
                 raise
             if message.stop_reason is None:
-                raise _MidStreamFailure("stream ended before the message finished")
+                raise MidStreamFailure("stream ended before the message finished")
             return message
         finally:
             try:
@@ -172,10 +114,6 @@ class AnthropicClient:
         return without_features(params, dropped_features(self.endpoint))
 
 
-class _MidStreamFailure(Exception):
-    pass
-
-
 async def _relay_text(stream: Any, on_text: TextCallback | None) -> None:
     """Read the stream, passing the turn's visible text on until the turn starts a tool call."""
     raw = ""
@@ -190,12 +128,6 @@ async def _relay_text(stream: Any, on_text: TextCallback | None) -> None:
             shown = visible_text(raw, partial=True)
             if shown.strip():
                 await on_text(shown)
-
-
-def _error_text(exc: anthropic.APIStatusError) -> str:
-    """The server's error text, lower-cased, for matching only: it is never logged or shown."""
-    body = exc.body
-    return (str(body) if body is not None else str(exc.message)).lower()
 
 
 def without_features(params: dict[str, Any], features: set[str] | frozenset[str]) -> dict[str, Any]:

@@ -15,7 +15,8 @@ vllm-ascend, SGLang, MindIE). What differs between them is handled here:
   `max_tokens` is retried once without it (see compat.py).
 
 Retries: the SDK retries 429/5xx and connection errors before a response
-starts; a stream that breaks after it started is retried once as a whole turn.
+starts; a stream that breaks after it started is retried once as a whole turn
+(sdk_client.py, shared with the Anthropic client).
 """
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import httpx
 import openai
 
-from core.research.compat import dropped_features, features_to_drop, refuses_tools, remember_dropped
+from core.research.compat import dropped_features, features_to_drop
 from core.research.model import (
     Message,
     ModelReply,
@@ -39,11 +41,11 @@ from core.research.model import (
     TextCallback,
     ToolResultBlock,
     ToolSpec,
-    ToolsUnsupported,
     ToolUse,
     Usage,
 )
 from core.research.reasoning import visible_text
+from core.research.sdk_client import MidStreamFailure, SdkClient
 
 log = logging.getLogger(__name__)
 
@@ -52,42 +54,24 @@ KEYLESS_PLACEHOLDER = "no-key"
 _STOP_REASONS = {"tool_calls": "tool_use", "function_call": "tool_use", "stop": "end_turn", "length": "max_tokens"}
 
 
-class OpenAIClient:
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        model: str | None,
-        base_url: str | None = None,
-        max_tokens: int = 8192,
-        max_retries: int = 2,
-        stream: bool = True,
-        timeout: float = 120.0,
-    ) -> None:
-        # base_url None lets the SDK read OPENAI_BASE_URL itself (api.openai.com when unset).
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=base_url or None, max_retries=max_retries, timeout=timeout
+class OpenAIClient(SdkClient):
+    provider = "openai"
+    default_max_tokens = 8192
+    status_error = openai.APIStatusError
+    connection_error = openai.APIConnectionError
+
+    def _sdk(self, *, api_key: str, base_url: str | None, max_retries: int, timeout: float) -> Any:
+        return openai.AsyncOpenAI(
+            api_key=api_key or KEYLESS_PLACEHOLDER, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
-        self._model = model or ""
-        self._max_tokens = max_tokens
-        self._stream = stream
-        self._model_lock = asyncio.Lock()
+
+    @cached_property
+    def _model_lock(self) -> asyncio.Lock:
+        return asyncio.Lock()
 
     @property
     def model(self) -> str:
         return self._model or "(server default)"
-
-    @property
-    def endpoint(self) -> str:
-        """What process-wide compatibility memory is keyed by (never holds the key)."""
-        return f"openai:{self._client.base_url}"
-
-    @property
-    def tools_rejected(self) -> bool:
-        return "tools" in dropped_features(self.endpoint)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     async def resolve_model(self) -> str:
         """The configured model, or the first one the server lists (asked once)."""
@@ -105,54 +89,30 @@ class OpenAIClient:
                 log.info("OPENAI_MODEL unset: using the server's first model")
             return self._model
 
-    async def complete(
-        self,
-        *,
-        system: str,
-        tools: Sequence[ToolSpec],
-        messages: Sequence[Message],
-        on_text: TextCallback | None = None,
-    ) -> ModelReply:
-        if tools and self.tools_rejected:
-            raise ToolsUnsupported("the model server refused tools earlier")
-        params = self.request_params(system=system, tools=tools, messages=messages, model=await self.resolve_model())
-        retried_mid_stream = False
-        dropped: set[str] = set()  # remembered once a request without them succeeds
-        while True:
-            try:
-                if self._stream:
-                    reply = await self._streamed(params, on_text)
-                else:
-                    reply = _reply_from_completion(await self._client.chat.completions.create(**params))
-                remember_dropped(self.endpoint, dropped)
-                return reply
-            except _MidStreamFailure as failure:
-                if not retried_mid_stream:
-                    retried_mid_stream = True
-                    log.warning("model stream failed mid-way (%s); retrying the turn once", failure)
-                    continue
-                raise ModelUnavailable(f"stream failed twice: {failure}") from None
-            except openai.APIStatusError as exc:
-                error = _error_text(exc)
-                if exc.status_code in (400, 422) and not dropped:
-                    if "max_completion_tokens" in error and "max_tokens" in params:
-                        # OpenAI's reasoning models take max_completion_tokens only.
-                        dropped = {"max_tokens"}
-                        params = _without(params, dropped)
-                        continue
-                    drop = features_to_drop(error, params)
-                    if drop:
-                        dropped = drop
-                        params = _without(params, drop)
-                        continue
-                if exc.status_code in (400, 422) and tools and refuses_tools(error):
-                    remember_dropped(self.endpoint, {"tools"})
-                    raise ToolsUnsupported(f"model API error {exc.status_code}: tools refused") from None
-                if exc.status_code == 404:
-                    raise ModelUnavailable("model API error 404 (unknown model or wrong base URL)") from None
-                raise ModelUnavailable(f"model API error {exc.status_code} ({type(exc).__name__})") from None
-            except openai.APIConnectionError as exc:
-                raise ModelUnavailable(f"model API unreachable ({type(exc).__name__})") from None
+    async def _request(self, *, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> dict[str, Any]:
+        return self.request_params(system=system, tools=tools, messages=messages, model=await self.resolve_model())
+
+    async def _turn(self, params: dict[str, Any], on_text: TextCallback | None) -> ModelReply:
+        if self._stream:
+            return await self._streamed(params, on_text)
+        return _reply_from_completion(await self._client.chat.completions.create(**params))
+
+    def _error_text(self, exc: Exception) -> str:
+        body = getattr(exc, "body", None)
+        return (json.dumps(body) if isinstance(body, (dict, list)) else str(body or exc)).lower()
+
+    def _without(self, params: dict[str, Any], features: set[str] | frozenset[str]) -> dict[str, Any]:
+        return _without(params, features)
+
+    def _features_to_drop(self, error: str, params: dict[str, Any]) -> set[str]:
+        if "max_completion_tokens" in error and "max_tokens" in params:
+            return {"max_tokens"}  # OpenAI's reasoning models take max_completion_tokens only
+        return features_to_drop(error, params)
+
+    def _status_problem(self, status: int, exc: Exception) -> str:
+        if status == 404:
+            return "model API error 404 (unknown model or wrong base URL)"
+        return super()._status_problem(status, exc)
 
     async def _streamed(self, params: dict[str, Any], on_text: TextCallback | None) -> ModelReply:
         # Errors before the response starts are the SDK's (already retried); errors after are ours.
@@ -165,11 +125,11 @@ class OpenAIClient:
                     if shown.strip():
                         await on_text(shown)
         except (openai.APIError, httpx.HTTPError, OSError) as exc:
-            raise _MidStreamFailure(type(exc).__name__) from None
+            raise MidStreamFailure(type(exc).__name__) from None
         finally:
             await stream.close()
         if turn.finish is None and not turn.raw and not turn.calls:
-            raise _MidStreamFailure("stream ended before the reply started")
+            raise MidStreamFailure("stream ended before the reply started")
         return turn.reply()
 
     def request_params(
@@ -190,10 +150,6 @@ class OpenAIClient:
         if self._stream:
             params["stream_options"] = {"include_usage": True}  # usage arrives in a last chunk
         return _without(params, dropped_features(self.endpoint))
-
-
-class _MidStreamFailure(Exception):
-    pass
 
 
 @dataclass
@@ -311,12 +267,6 @@ def _wire_messages(message: Message) -> list[dict[str, Any]]:
     if texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    """The server's error text, lower-cased, for matching only: it is never logged or shown."""
-    body = exc.body
-    return (json.dumps(body) if isinstance(body, (dict, list)) else str(body or exc.message)).lower()
 
 
 def _without(params: dict[str, Any], features: frozenset[str] | set[str]) -> dict[str, Any]:
