@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core.messages import Language, Source
 from core.research.repos import RepoInfo, find_repo, repo_names
@@ -65,15 +65,12 @@ class ToolArgs(BaseModel):
 
 
 class RepoArgs(ToolArgs):
-    repo: str
+    repo: str = Field(description="Repository, owner/name.")
 
     @field_validator("repo")
     @classmethod
     def _allowlisted(cls, value: str) -> str:
-        repo = find_repo(value)
-        if repo is None:
-            raise ValueError(f"repository not allowlisted; use one of: {', '.join(repo_names())}")
-        return repo.name
+        return allowlisted(value)
 
     @property
     def info(self) -> RepoInfo:
@@ -85,8 +82,7 @@ class RepoArgs(ToolArgs):
 class Tool(Protocol):
     name: ClassVar[str]
     description: ClassVar[str]
-    Args: ClassVar[type[ToolArgs]]
-    schema: dict[str, Any]  # JSON schema of Args, as the model sees it
+    Args: ClassVar[type[ToolArgs]]  # validates every call; the model sees its input_schema()
     cache_ttl: int  # seconds; 0 means never cached
     timeout: float  # seconds for one call
 
@@ -97,14 +93,23 @@ class Tool(Protocol):
         ...
 
 
+def allowlisted(name: str) -> str:
+    """The canonical name of an allowlisted repository; otherwise a ValueError the model can act on."""
+    repo = find_repo(name)
+    if repo is None:
+        raise ValueError(f"'{short(name, 60)}' is not allowlisted; use one of: {', '.join(repo_names())}")
+    return repo.name
+
+
 def short(text: str, limit: int = 60) -> str:
     """A one-line, shortened form of a query for progress lines."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
 
 
-def input_schema(args: type[ToolArgs], descriptions: dict[str, str]) -> dict[str, Any]:
-    """A compact, deterministic JSON schema: pydantic's, without titles, with our descriptions.
+def input_schema(args: type[ToolArgs]) -> dict[str, Any]:
+    """A compact, deterministic JSON schema: pydantic's, without titles, with each field's
+    `description` last (then the repository enum).
 
     Byte-stable output matters: the tool list is the start of the cached prompt prefix.
     """
@@ -118,9 +123,11 @@ def input_schema(args: type[ToolArgs], descriptions: dict[str, str]) -> dict[str
         return node
 
     schema = strip(schema)
-    for name, text in descriptions.items():
+    for name, field in args.model_fields.items():
         prop = schema["properties"][name]
-        prop["description"] = text
+        prop.pop("description", None)
+        if field.description:
+            prop["description"] = field.description
         if name == "repo":
             _add_repo_enum(prop)
     schema.pop("additionalProperties", None)

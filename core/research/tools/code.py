@@ -16,7 +16,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from core.messages import Language, Source
 from core.research.git import GitError, is_safe_path, is_safe_ref, run_git
 from core.research.repos import RepoInfo, local_path, permalink, web_base
-from core.research.tools.base import RepoArgs, ToolOutput, failure, input_schema, short
+from core.research.tools.base import RepoArgs, ToolOutput, failure, short
 from core.releases.pinning import current_pins, pinned_tag
 
 MAX_FILES = 20
@@ -24,6 +24,7 @@ MAX_LINES_PER_FILE = 4
 MAX_LINE_CHARS = 200
 DEFAULT_READ_LINES = 200
 MAX_READ_LINES = 400
+_REF = "Optional branch, tag or commit."
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,13 @@ def _as_of(checkout: "Checkout") -> str:
 
 
 class SearchCodeArgs(RepoArgs):
-    query: str = Field(min_length=1, max_length=200)
-    ref: str | None = Field(default=None, validate_default=True)
+    query: str = Field(min_length=1, max_length=200, description="Literal text to find (identifier, error code, message), in English.")
+    ref: str | None = Field(default=None, validate_default=True, description=_REF)
 
     _release = field_validator("ref")(_release_ref)
 
 
+@dataclass
 class SearchCode:
     name: ClassVar[str] = "search_code"
     description: ClassVar[str] = (
@@ -116,19 +118,9 @@ class SearchCode:
         "commit (default: the user's release when known, else the clone's current commit)."
     )
     Args: ClassVar[type[SearchCodeArgs]] = SearchCodeArgs
-    schema = input_schema(
-        SearchCodeArgs,
-        {
-            "repo": "Repository, owner/name.",
-            "query": "Literal text to find (identifier, error code, message), in English.",
-            "ref": "Optional branch, tag or commit.",
-        },
-    )
-
-    def __init__(self, repos: LocalRepos, cache_ttl: int, timeout: float) -> None:
-        self._repos = repos
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
+    repos: LocalRepos
+    cache_ttl: int
+    timeout: float
 
     def describe(self, args: SearchCodeArgs, language: Language) -> str:
         if language == "zh":
@@ -136,14 +128,14 @@ class SearchCode:
         return f"Searching {args.repo} code for {short(args.query)}"
 
     async def run(self, args: SearchCodeArgs) -> ToolOutput:
-        checkout = await self._repos.resolve(args.info, args.ref)
+        checkout = await self.repos.resolve(args.info, args.ref)
         if isinstance(checkout, ToolOutput):
             return checkout
         base = ["grep", "-n", "-I", "-i", "-F", "-z", f"--max-count={MAX_LINES_PER_FILE}"]
         # A clean checkout of the commit is searched in the working tree: same content, about twice as fast.
-        where = [] if args.ref is None and await self._repos.clean_worktree(checkout) else [checkout.commit]
+        where = [] if args.ref is None and await self.repos.clean_worktree(checkout) else [checkout.commit]
         prefix = f"{checkout.commit}:" if where else ""
-        out = await self._repos.git(checkout, [*base, "-e", args.query, *where, "--"])
+        out = await self.repos.git(checkout, [*base, "-e", args.query, *where, "--"])
         hits = _parse_grep(out, prefix)
         mode = "exact phrase"
         words = [w for w in args.query.split() if len(w) > 1]
@@ -151,7 +143,7 @@ class SearchCode:
             patterns: list[str] = []
             for word in words[:6]:
                 patterns += ["-e", word]
-            out = await self._repos.git(checkout, [*base, "--all-match", *patterns, *where, "--"])
+            out = await self.repos.git(checkout, [*base, "--all-match", *patterns, *where, "--"])
             hits = _parse_grep(out, prefix)
             mode = "files containing all words"
         head = f"search_code in {checkout.repo.name} at commit {checkout.commit[:12]} (ref {checkout.ref}{_as_of(checkout)}) for \"{args.query}\""
@@ -182,10 +174,10 @@ def _parse_grep(output: bytes, prefix: str) -> dict[str, list[tuple[int, str]]]:
 
 
 class ReadFileArgs(RepoArgs):
-    path: str = Field(min_length=1, max_length=500)
-    start_line: int | None = Field(default=None, ge=1)
-    end_line: int | None = Field(default=None, ge=1)
-    ref: str | None = Field(default=None, validate_default=True)
+    path: str = Field(min_length=1, max_length=500, description="File or directory path relative to the repository root.")
+    start_line: int | None = Field(default=None, ge=1, description="First line to read (1-based).")
+    end_line: int | None = Field(default=None, ge=1, description="Last line to read (inclusive).")
+    ref: str | None = Field(default=None, validate_default=True, description=_REF)
 
     _release = field_validator("ref")(_release_ref)
 
@@ -203,6 +195,7 @@ class ReadFileArgs(RepoArgs):
         return value
 
 
+@dataclass
 class ReadFile:
     name: ClassVar[str] = "read_file"
     description: ClassVar[str] = (
@@ -213,31 +206,19 @@ class ReadFile:
         "path '.' lists the repository root."
     )
     Args: ClassVar[type[ReadFileArgs]] = ReadFileArgs
-    schema = input_schema(
-        ReadFileArgs,
-        {
-            "repo": "Repository, owner/name.",
-            "path": "File or directory path relative to the repository root.",
-            "start_line": "First line to read (1-based).",
-            "end_line": "Last line to read (inclusive).",
-            "ref": "Optional branch, tag or commit.",
-        },
-    )
-
-    def __init__(self, repos: LocalRepos, cache_ttl: int, timeout: float) -> None:
-        self._repos = repos
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
+    repos: LocalRepos
+    cache_ttl: int
+    timeout: float
 
     def describe(self, args: ReadFileArgs, language: Language) -> str:
         return f"正在阅读 {args.repo} 的 {args.path}" if language == "zh" else f"Reading {args.path} in {args.repo}"
 
     async def run(self, args: ReadFileArgs) -> ToolOutput:
-        checkout = await self._repos.resolve(args.info, args.ref)
+        checkout = await self.repos.resolve(args.info, args.ref)
         if isinstance(checkout, ToolOutput):
             return checkout
         spec = f"{checkout.commit}:" if args.path == "." else f"{checkout.commit}:{args.path}"
-        kind = await run_git(["cat-file", "-t", spec], checkout.path, self._repos.git_timeout)
+        kind = await run_git(["cat-file", "-t", spec], checkout.path, self.repos.git_timeout)
         if not kind.ok:
             return failure(
                 f"{args.path} does not exist in {checkout.repo.name} at {checkout.commit[:12]}. "
@@ -248,7 +229,7 @@ class ReadFile:
         return await self._read(checkout, args, spec)
 
     async def _list(self, checkout: Checkout, path: str, spec: str) -> ToolOutput:
-        out = await self._repos.git(checkout, ["ls-tree", spec])
+        out = await self.repos.git(checkout, ["ls-tree", spec])
         names = []
         for row in out.decode("utf-8", errors="replace").splitlines():
             meta, _, name = row.partition("\t")
@@ -262,7 +243,7 @@ class ReadFile:
         return ToolOutput(text, (Source(f"{checkout.repo.name}: {path}/", url),), paths=listed)
 
     async def _read(self, checkout: Checkout, args: ReadFileArgs, spec: str) -> ToolOutput:
-        content = (await self._repos.git(checkout, ["cat-file", "blob", spec])).decode("utf-8", errors="replace")
+        content = (await self.repos.git(checkout, ["cat-file", "blob", spec])).decode("utf-8", errors="replace")
         if "\0" in content[:8000]:
             return failure(f"{args.path} is a binary file.")
         lines = content.splitlines()

@@ -8,14 +8,14 @@ the model to local code search.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mcp import Client
 from pydantic import Field, field_validator
 
 from core.messages import Language, Source
-from core.research.repos import find_repo, repo_names
-from core.research.tools.base import RepoArgs, ToolArgs, ToolOutput, failure, input_schema, short
+from core.research.tools.base import RepoArgs, ToolArgs, ToolOutput, allowlisted, failure, short
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,8 @@ def _not_indexed(repos: list[str]) -> ToolOutput:
 
 
 class AskDeepWikiArgs(ToolArgs):
-    repo: str | list[str]
-    question: str = Field(min_length=3, max_length=2000)
+    repo: str | list[str] = Field(description="One repository (owner/name) or a list of them.")
+    question: str = Field(min_length=3, max_length=2000, description="The question, in English.")
 
     @field_validator("repo")
     @classmethod
@@ -53,12 +53,7 @@ class AskDeepWikiArgs(ToolArgs):
         names = [value] if isinstance(value, str) else value
         if not names or len(names) > 10:
             raise ValueError("give one repository or a list of up to 10")
-        canonical = []
-        for name in names:
-            repo = find_repo(name)
-            if repo is None:
-                raise ValueError(f"'{short(name, 60)}' is not allowlisted; use one of: {', '.join(repo_names())}")
-            canonical.append(repo.name)
+        canonical = [allowlisted(name) for name in names]
         return canonical[0] if isinstance(value, str) else canonical
 
     @property
@@ -66,6 +61,7 @@ class AskDeepWikiArgs(ToolArgs):
         return [self.repo] if isinstance(self.repo, str) else list(self.repo)
 
 
+@dataclass
 class AskDeepWiki:
     name: ClassVar[str] = "ask_deepwiki"
     description: ClassVar[str] = (
@@ -76,15 +72,9 @@ class AskDeepWiki:
         "important details with search_code/read_file when a clone exists."
     )
     Args: ClassVar[type[AskDeepWikiArgs]] = AskDeepWikiArgs
-    schema = input_schema(
-        AskDeepWikiArgs,
-        {"repo": "One repository (owner/name) or a list of them.", "question": "The question, in English."},
-    )
-
-    def __init__(self, deepwiki: DeepWiki, cache_ttl: int, timeout: float) -> None:
-        self._deepwiki = deepwiki
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
+    deepwiki: DeepWiki
+    cache_ttl: int
+    timeout: float
 
     def describe(self, args: AskDeepWikiArgs, language: Language) -> str:
         names = ", ".join(args.repos)
@@ -92,7 +82,7 @@ class AskDeepWiki:
 
     async def run(self, args: AskDeepWikiArgs) -> ToolOutput:
         try:
-            text, is_error = await self._deepwiki.call("ask_question", {"repoName": args.repo, "question": args.question})
+            text, is_error = await self.deepwiki.call("ask_question", {"repoName": args.repo, "question": args.question})
         except Exception as exc:  # transport failures of the MCP client surface as many types
             log.warning("deepwiki ask_question failed: %s", type(exc).__name__)
             return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code or search_issues instead.")
@@ -111,6 +101,7 @@ class ReadWikiStructureArgs(RepoArgs):
     pass
 
 
+@dataclass
 class ReadWikiStructure:
     name: ClassVar[str] = "read_wiki_structure"
     description: ClassVar[str] = (
@@ -118,19 +109,16 @@ class ReadWikiStructure:
         "a topic, then ask_deepwiki a focused question."
     )
     Args: ClassVar[type[ReadWikiStructureArgs]] = ReadWikiStructureArgs
-    schema = input_schema(ReadWikiStructureArgs, {"repo": "Repository, owner/name."})
-
-    def __init__(self, deepwiki: DeepWiki, cache_ttl: int, timeout: float) -> None:
-        self._deepwiki = deepwiki
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
+    deepwiki: DeepWiki
+    cache_ttl: int
+    timeout: float
 
     def describe(self, args: ReadWikiStructureArgs, language: Language) -> str:
         return f"正在查看 {args.repo} 的 DeepWiki 目录" if language == "zh" else f"Reading the DeepWiki topics of {args.repo}"
 
     async def run(self, args: ReadWikiStructureArgs) -> ToolOutput:
         try:
-            text, is_error = await self._deepwiki.call("read_wiki_structure", {"repoName": args.repo})
+            text, is_error = await self.deepwiki.call("read_wiki_structure", {"repoName": args.repo})
         except Exception as exc:
             log.warning("deepwiki read_wiki_structure failed: %s", type(exc).__name__)
             return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code instead.")

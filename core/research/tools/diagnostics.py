@@ -17,7 +17,7 @@ from core.triage import diagnose
 
 
 class LookupDiagnosticsArgs(ToolArgs):
-    text: str = Field(min_length=1, max_length=20_000)
+    text: str = Field(min_length=1, max_length=20_000, description="Error message, log excerpt, versions or command to check.")
 
 
 class LookupDiagnostics:
@@ -29,13 +29,6 @@ class LookupDiagnostics:
         "first for errors and version questions."
     )
     Args: ClassVar[type[LookupDiagnosticsArgs]] = LookupDiagnosticsArgs
-    schema = {
-        "type": "object",
-        "properties": {
-            "text": {"type": "string", "description": "Error message, log excerpt, versions or command to check."}
-        },
-        "required": ["text"],
-    }
 
     def __init__(self, diagnose_fn: Callable[[str], Any] | None = None, timeout: float = 10.0) -> None:
         self._diagnose: Callable[[str], Any] = diagnose_fn or diagnose

@@ -4,14 +4,14 @@ the model cites is checked like any other tool result (core/research/citations.p
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from core.index.passage import Passage, Retriever
 from core.messages import Language, Source
-from core.research.repos import find_repo, repo_names
-from core.research.tools.base import ToolArgs, ToolOutput, input_schema, short
+from core.research.tools.base import ToolArgs, ToolOutput, allowlisted, short
 from core.untrusted_text import issue_label, plain_line
 
 MAX_PASSAGES = 5
@@ -20,19 +20,20 @@ MAX_PASSAGE_CHARS = 1800
 
 
 class SearchDocsArgs(ToolArgs):
-    query: str = Field(min_length=1, max_length=500)
-    repo: str | None = None
-    kind: Literal["doc", "code", "config", "issue"] | None = None
+    query: str = Field(
+        min_length=1, max_length=500, description="The question or the key words, in the user's words; paste error lines as they are."
+    )
+    repo: str | None = Field(
+        default=None, description="Optional repository (owner/name) to search first; others are searched when it has nothing good."
+    )
+    kind: Literal["doc", "code", "config", "issue"] | None = Field(
+        default=None, description="Optional: only doc, code, config or issue passages."
+    )
 
     @field_validator("repo")
     @classmethod
     def _allowlisted(cls, value: str | None) -> str | None:
-        if value is None or not value.strip():
-            return None
-        repo = find_repo(value)
-        if repo is None:
-            raise ValueError(f"repository not allowlisted; use one of: {', '.join(repo_names())}")
-        return repo.name
+        return allowlisted(value) if value is not None and value.strip() else None
 
 
 def render_passage(n: int, passage: Passage) -> str:
@@ -50,6 +51,7 @@ def render_passage(n: int, passage: Passage) -> str:
     return f"{n}. {passage.repo}: {where} ({passage.kind}) — {title}\n{passage.url}\n{numbered}"
 
 
+@dataclass
 class SearchDocs:
     name: ClassVar[str] = "search_docs"
     description: ClassVar[str] = (
@@ -59,19 +61,9 @@ class SearchDocs:
         "Use it first for how-to, configuration and error questions; use search_code for an exact string."
     )
     Args: ClassVar[type[SearchDocsArgs]] = SearchDocsArgs
-    schema = input_schema(
-        SearchDocsArgs,
-        {
-            "query": "The question or the key words, in the user's words; paste error lines as they are.",
-            "repo": "Optional repository (owner/name) to search first; others are searched when it has nothing good.",
-            "kind": "Optional: only doc, code, config or issue passages.",
-        },
-    )
-
-    def __init__(self, retriever: Retriever, cache_ttl: int, timeout: float) -> None:
-        self._retriever = retriever
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
+    retriever: Retriever
+    cache_ttl: int
+    timeout: float
 
     def describe(self, args: SearchDocsArgs, language: Language) -> str:
         if language == "zh":
@@ -80,7 +72,7 @@ class SearchDocs:
 
     async def run(self, args: SearchDocsArgs) -> ToolOutput:
         repos = [args.repo] if args.repo else []
-        passages = await asyncio.to_thread(self._retriever.search, args.query, repos, MAX_PASSAGES, args.kind)
+        passages = await asyncio.to_thread(self.retriever.search, args.query, repos, MAX_PASSAGES, args.kind)
         scope = f" in {args.repo}" if args.repo else ""
         if not passages:
             return ToolOutput(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
@@ -29,7 +30,7 @@ from core.resolution.focus import focus
 from core.resolution.memory import ResolutionMemory
 from core.resolution.record import Resolution
 from core.untrusted_text import plain_line
-from core.research.tools.base import RepoArgs, ToolOutput, failure, input_schema, short
+from core.research.tools.base import RepoArgs, ToolOutput, failure, short
 
 SEARCH_LIMIT = 10
 LOCAL_LIMIT = 6
@@ -158,10 +159,11 @@ def item_repository(item: dict[str, Any]) -> str:
 
 
 class SearchIssuesArgs(RepoArgs):
-    query: str = Field(min_length=1, max_length=256)
-    state: Literal["open", "closed", "all"] = "all"
+    query: str = Field(min_length=1, max_length=256, description="Keywords, an error code or an error message fragment.")
+    state: Literal["open", "closed", "all"] = Field(default="all", description="open, closed or all (default all).")
 
 
+@dataclass
 class SearchIssues:
     name: ClassVar[str] = "search_issues"
     description: ClassVar[str] = (
@@ -172,22 +174,11 @@ class SearchIssues:
         "also try key identifiers, since many titles are in Chinese."
     )
     Args: ClassVar[type[SearchIssuesArgs]] = SearchIssuesArgs
-    schema = input_schema(
-        SearchIssuesArgs,
-        {
-            "repo": "Repository, owner/name.",
-            "query": "Keywords, an error code or an error message fragment.",
-            "state": "open, closed or all (default all).",
-        },
-    )
-
-    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float, local: Retriever | None = None,
-                 memory: MemorySource | None = None) -> None:
-        self._apis = apis
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
-        self._local = local
-        self._memory = memory
+    apis: IssueApis
+    cache_ttl: int
+    timeout: float
+    local: Retriever | None = None  # the downloaded threads (knowledge index), asked before the live API
+    memory: MemorySource | None = None  # resolved threads: what fixed it
 
     def describe(self, args: SearchIssuesArgs, language: Language) -> str:
         if language == "zh":
@@ -208,14 +199,14 @@ class SearchIssues:
 
     async def _search_local(self, args: SearchIssuesArgs) -> ToolOutput | None:
         """Threads of the local index, with what resolved them; None without an index."""
-        if self._local is None:
+        if self.local is None:
             return None
         query = focus(args.query).query() or args.query
         try:
-            found = await asyncio.to_thread(self._local.search, query, (args.info.name,), LOCAL_LIMIT * 2, "issue")
+            found = await asyncio.to_thread(self.local.search, query, (args.info.name,), LOCAL_LIMIT * 2, "issue")
         except Exception:  # noqa: BLE001 - the live search still runs
             return None
-        memory = self._memory() if self._memory is not None else None
+        memory = self.memory() if self.memory is not None else None
         lines, sources = [], []
         for passage in found:
             number = _thread_number(passage.path)
@@ -274,7 +265,7 @@ class SearchIssues:
     async def _github(self, repo: RepoInfo, args: SearchIssuesArgs) -> tuple[list[dict], int | None]:
         # Only our qualifiers are unquoted: the query's words cannot add a repo:, org: or OR of their own.
         q = f"{github_terms(args.query)} repo:{repo.issue_repo} is:issue" + ("" if args.state == "all" else f" state:{args.state}")
-        data = await self._apis.get(repo, "/search/issues", {"q": q, "per_page": SEARCH_LIMIT})
+        data = await self.apis.get(repo, "/search/issues", {"q": q, "per_page": SEARCH_LIMIT})
         items = [i for i in (data.get("items") or []) if isinstance(i, dict) and i.get("html_url")]
         return items[:SEARCH_LIMIT], data.get("total_count")
 
@@ -282,15 +273,16 @@ class SearchIssues:
         params: dict[str, Any] = {"q": gitcode_terms(args.query), "repo": repo.issue_repo, "per_page": SEARCH_LIMIT}
         if args.state != "all":
             params["state"] = args.state
-        data = await self._apis.get(repo, "/search/issues", params)
+        data = await self.apis.get(repo, "/search/issues", params)
         items = data if isinstance(data, list) else []
         return [i for i in items if isinstance(i, dict) and i.get("html_url")][:SEARCH_LIMIT], None
 
 
 class GetIssueArgs(RepoArgs):
-    number: int = Field(ge=1, le=10_000_000)
+    number: int = Field(ge=1, le=10_000_000, description="Issue number.")
 
 
+@dataclass
 class GetIssue:
     name: ClassVar[str] = "get_issue"
     description: ClassVar[str] = (
@@ -298,13 +290,10 @@ class GetIssue:
         "commenter's role (maintainer comments are more reliable than bot or stale-closing messages)."
     )
     Args: ClassVar[type[GetIssueArgs]] = GetIssueArgs
-    schema = input_schema(GetIssueArgs, {"repo": "Repository, owner/name.", "number": "Issue number."})
-
-    def __init__(self, apis: IssueApis, cache_ttl: int, timeout: float, memory: MemorySource | None = None) -> None:
-        self._apis = apis
-        self.cache_ttl = cache_ttl
-        self.timeout = timeout
-        self._memory = memory
+    apis: IssueApis
+    cache_ttl: int
+    timeout: float
+    memory: MemorySource | None = None
 
     def describe(self, args: GetIssueArgs, language: Language) -> str:
         return f"正在阅读 {args.repo} 的 issue #{args.number}" if language == "zh" else f"Reading {args.repo} issue #{args.number}"
@@ -312,9 +301,9 @@ class GetIssue:
     async def run(self, args: GetIssueArgs) -> ToolOutput:
         repo = args.info
         path = f"/repos/{repo.issue_repo}/issues/{args.number}"
-        record = self._memory().get(repo.name, args.number) if self._memory is not None else None
+        record = self.memory().get(repo.name, args.number) if self.memory is not None else None
         try:
-            issue = await self._apis.get(repo, path)
+            issue = await self.apis.get(repo, path)
         except _ApiProblem as problem:
             if record is not None:  # the downloaded thread's record still answers
                 return ToolOutput(f"{_record_block(record)}\n(live thread unavailable: {problem})",
@@ -325,7 +314,7 @@ class GetIssue:
         comments: list[dict] = []
         comments_note = ""
         try:
-            data = await self._apis.get(repo, f"{path}/comments", {"per_page": MAX_COMMENTS})
+            data = await self.apis.get(repo, f"{path}/comments", {"per_page": MAX_COMMENTS})
             comments = [c for c in data if isinstance(c, dict)] if isinstance(data, list) else []
         except _ApiProblem as problem:
             comments_note = f"\n(comments unavailable: {problem})"

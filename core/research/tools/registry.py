@@ -22,7 +22,7 @@ from core.research.cache import ToolCache
 from core.research.citations import Evidence
 from core.research.model import ToolSpec, ToolUse
 from core.research.redact import Redactor, defang_mentions
-from core.research.tools.base import Tool, ToolOutput, failure, short
+from core.research.tools.base import Tool, ToolOutput, failure, input_schema, short
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +54,9 @@ class ToolRegistry:
         self._cache = cache
         self._redact = redactor
         self._max_bytes = max_output_bytes
-        # Built once: the tool list must be byte-identical on every request to stay cached.
-        self.specs: tuple[ToolSpec, ...] = tuple(ToolSpec(t.name, t.description, t.schema) for t in tools)
+        # Built once: the tool list must be byte-identical on every request to stay cached. The schema
+        # the model reads comes from the Args every call is validated against, so the two cannot drift.
+        self.specs: tuple[ToolSpec, ...] = tuple(ToolSpec(t.name, t.description, input_schema(t.Args)) for t in tools)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from core.research.cache import ToolCache
 from core.research.citations import Evidence, verify_answer
 from core.research.model import ToolUse
 from core.research.redact import Redactor
+from core.research.tools.base import input_schema
 from core.research.tools.docs import SearchDocs
 from core.research.tools.registry import ToolRegistry
 from tests.fixtures.index_repos import make_index_repos
@@ -63,7 +64,8 @@ async def test_bad_arguments_are_a_readable_failure(index: KnowledgeIndex, argum
 
 
 def test_schema_offers_the_allowlisted_repositories() -> None:
-    repo = SearchDocs.schema["properties"]["repo"]
+    schema = input_schema(SearchDocs.Args)
+    repo = schema["properties"]["repo"]
     options = [o for o in repo.get("anyOf", [repo]) if o.get("type") == "string"]
     assert ASCEND in options[0]["enum"]
-    assert set(SearchDocs.schema["properties"]) == {"query", "repo", "kind"}
+    assert set(schema["properties"]) == {"query", "repo", "kind"}
