@@ -12,17 +12,16 @@ remotes work the same way.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 import re
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
+from bot.progress import ProgressFn, say
 from bot.settings import Settings
 from core.releases.fetch import fetch_release_tags
 from core.research.git import GitError, run_git
@@ -30,7 +29,6 @@ from core.research.redact import Redactor
 from core.research.repos import REPOSITORIES, RepoInfo, clone_url, find_repo, local_path
 
 Action = Literal["cloned", "updated", "failed"]
-ProgressFn = Callable[[str], Any]
 
 _USERINFO = re.compile(r"://[^/@\s]+@")
 _SCP_LIKE = re.compile(r"^[^@/\s]+@([^:/\s]+):(.*)$")
@@ -61,27 +59,19 @@ async def sync_repositories(settings: Settings, repos: list[str] | None, progres
 
     async def one(item: RepoInfo | str) -> SyncResult:
         if isinstance(item, str):
-            await _say(progress, f"{item}: failed: not an allowlisted repository")
+            await say(progress, f"{item}: failed: not an allowlisted repository")
             return SyncResult(item, "failed", "", error="not an allowlisted repository")
         async with gate:
-            await _say(progress, f"Syncing {item.name}…")
+            await say(progress, f"Syncing {item.name}…")
             result = await _sync_one(settings, item, redact)
             if result.ok:
                 note = f"; {result.note}" if result.note else ""
-                await _say(progress, f"{item.name}: {result.action} at {result.commit[:12]} ({result.seconds:.1f} s{note})")
+                await say(progress, f"{item.name}: {result.action} at {result.commit[:12]} ({result.seconds:.1f} s{note})")
             else:
-                await _say(progress, f"{item.name}: failed: {result.error}")
+                await say(progress, f"{item.name}: failed: {result.error}")
             return result
 
     return list(await asyncio.gather(*(one(item) for item in wanted)))
-
-
-async def _say(progress: ProgressFn | None, line: str) -> None:
-    if progress is None:
-        return
-    outcome = progress(line)
-    if inspect.isawaitable(outcome):
-        await outcome
 
 
 async def _sync_one(settings: Settings, repo: RepoInfo, redact: Redactor) -> SyncResult:

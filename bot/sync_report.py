@@ -16,41 +16,36 @@ from bot.sync import SyncResult, url_host
 from core.knowledge_base import load_knowledge_base
 from core.research.repos import clone_url, find_repo
 
-# Each pattern runs on one short git error line; none can backtrack (plain alternatives, no nesting).
-_DNS = re.compile(r"Could not resolve (?:host|proxy):? ?'?([^\s']+)", re.IGNORECASE)
-_TIMEOUT = re.compile(r"timed out|Timeout was reached", re.IGNORECASE)
-_FORBIDDEN = re.compile(r"error: 403|403 Forbidden", re.IGNORECASE)
-_AUTH = re.compile(r"error: 401|Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|"
-                   r"Permission denied \(publickey", re.IGNORECASE)
-_NOT_FOUND = re.compile(r"error: 404|not found|does not appear to be a git repository|does not exist", re.IGNORECASE)
-_REFUSED = re.compile(r"Connection refused|Couldn't connect to server|Failed to connect|Network is unreachable",
-                      re.IGNORECASE)
-_TLS = re.compile(r"SSL|certificate", re.IGNORECASE)
-_PROXY = re.compile(r"proxy|error: 407", re.IGNORECASE)
+# What git's error line says, and the reason to print, tried in order: the first pattern found names
+# the reason ({where}: the host; {name}: the pattern's group; {error}: the line itself, cut). Each
+# pattern runs on one short line and none can backtrack (plain alternatives, no nesting).
+_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), reason) for pattern, reason in (
+    (r"Could not resolve (?:host|proxy):? ?'?([^\s']+)", "DNS: {name} does not resolve from here"),
+    (r"timed out|Timeout was reached", "timeout: {where} did not answer"),
+    (r"error: 403|403 Forbidden", "403: {where} refused access (a firewall, a proxy or the host's own block)"),
+    (r"error: 401|Authentication failed|could not read (?:Username|Password)|terminal prompts disabled|"
+     r"Permission denied \(publickey",
+     "auth: {where} asks for a login (private, renamed or missing repository, or a login wall)"),
+    (r"error: 404|not found|does not appear to be a git repository|does not exist", "not found: no repository at {where}"),
+    (r"Connection refused|Couldn't connect to server|Failed to connect|Network is unreachable",
+     "refused: cannot connect to {where}"),
+    (r"SSL|certificate",
+     "TLS: certificate problem with {where} (a proxy that re-signs HTTPS needs its CA in git's http.sslCAInfo)"),
+    (r"proxy|error: 407", "proxy: {error}"),
+    )
+)
 
 PLACEHOLDER_MIRROR = "https://<mirror>/{name}.git"
 
 
 def failure_reason(error: str, host: str = "") -> str:
     """One line a person can act on, from a sync error (git's error line, or one of sync's own)."""
-    where = host or "the host"
-    dns = _DNS.search(error)
-    if dns:
-        return f"DNS: {dns.group(1)} does not resolve from here"
-    if _TIMEOUT.search(error):
-        return f"timeout: {where} did not answer"
-    if _FORBIDDEN.search(error):
-        return f"403: {where} refused access (a firewall, a proxy or the host's own block)"
-    if _AUTH.search(error):
-        return f"auth: {where} asks for a login (private, renamed or missing repository, or a login wall)"
-    if _NOT_FOUND.search(error):
-        return f"not found: no repository at {where}"
-    if _REFUSED.search(error):
-        return f"refused: cannot connect to {where}"
-    if _TLS.search(error):
-        return f"TLS: certificate problem with {where} (a proxy that re-signs HTTPS needs its CA in git's http.sslCAInfo)"
-    if _PROXY.search(error):
-        return f"proxy: {error[:160]}"
+    for pattern, reason in _REASONS:
+        found = pattern.search(error)
+        if found:
+            name = found.group(1) if found.re.groups else ""
+            return reason.format(where=host or "the host", name=name, error=error[:160])
     return error[:200] or "failed"
 
 
