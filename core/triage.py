@@ -922,6 +922,8 @@ def triage(
     # and its steps would only compete with it ("install the kernels" after "not supported on 310P").
     strong_lead = team_lead or (resolution is not None and resolution.record.certainty >= Certainty.MAINTAINER)
     found = _conclusion(report, t) if routed and report.kind == "problem" and not strong_lead else None
+    if found is not None and resolution is not None and not found[4]:
+        found = None  # after a thread's resolution, a pattern matched on words only adds a guess
     if found is not None:
         conclusion, steps, commands, found_refs, sure = found
         parts.append(t(("otherwise" if resolution is not None else "conclusion") if sure else "maybe") + conclusion)
@@ -942,7 +944,10 @@ def triage(
         parts.append(t("lookups") + "\n" + _grouped(lookups, routed, t, kb))
         refs += [ref for line in lookups for ref in line[2]]
     if found is not None:
-        parts.append(_steps_block(steps, commands, report, t, kb))
+        # A pattern matched on words only keeps its steps but not its commands: read against real
+        # reports, a generic command was more often a wrong turn (or the very setting that failed)
+        # than a help; the checklist with commands stays one `details` away.
+        parts.append(_steps_block(steps, commands if found[4] else [], report, t, kb))
     parts.append(_code_block(report, t))
     refs += [e.source for e in report.code_entries]
     if release_notes:  # what the newest release changed against theirs (core/releases/changes.py)

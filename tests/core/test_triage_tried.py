@@ -1,7 +1,8 @@
 """A command the user's problem report already ran, with the same value, is not suggested again."""
 from __future__ import annotations
 
-from core.triage import _already_tried, triage
+from core.release_matrix import current_knowledge
+from core.triage import _already_tried, _commands, diagnose, triage
 
 SPEC = "vllm serve <model> --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'"
 
@@ -15,9 +16,16 @@ def test_a_setting_already_in_the_report_with_its_value_counts_as_tried() -> Non
 
 
 def test_the_mtp_advice_does_not_repeat_the_failing_config() -> None:
+    pattern = next(p for p in current_knowledge().patterns if any("--speculative-config" in c.run for c in p.commands))
     asked = ('MTP draft model acceptance rate is 0%; with --speculative-config \'{"method": "mtp", "num_speculative_tokens": 1}\' '
              "startup raises NotImplementedError")
-    out = triage(asked, ["vllm-project/vllm-ascend"], "en")
-    assert '"method": "mtp"' not in out.text.replace(asked, "")
-    plain = triage("MTP draft model acceptance rate is 0% and startup fails with an error", ["vllm-project/vllm-ascend"], "en")
-    assert "--speculative-config" in plain.text  # without the user's own setting the command is still offered
+    tried = _commands(pattern.commands, diagnose(asked, repos=("vllm-project/vllm-ascend",)))
+    assert not any('"method": "mtp"' in run for run in tried)
+    fresh = _commands(pattern.commands, diagnose("MTP draft model acceptance rate is 0% and startup fails with an error",
+                                                 repos=("vllm-project/vllm-ascend",)))
+    assert any("--speculative-config" in run for run in fresh)  # without the user's own setting it is still offered
+
+
+def test_a_pattern_matched_on_words_only_offers_no_command() -> None:
+    out = triage("MTP draft model acceptance rate is 0% and startup fails with an error", ["vllm-project/vllm-ascend"], "en")
+    assert out.text.startswith("**Possibly related:**") and "```" not in out.text
