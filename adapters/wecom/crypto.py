@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
@@ -67,13 +67,9 @@ class EncryptedReply:
     nonce: str
 
     def to_json_dict(self) -> dict[str, object]:
-        # Key names as in WeCom's JSON reply sample; the AI-bot doc shows the timestamp as a number.
-        return {
-            "encrypt": self.encrypt,
-            "msgsignature": self.msgsignature,
-            "timestamp": int(self.timestamp),
-            "nonce": self.nonce,
-        }
+        # The field names are the keys of WeCom's JSON reply sample; the AI-bot doc shows the timestamp
+        # as a number.
+        return asdict(self) | {"timestamp": int(self.timestamp)}
 
 
 class WeComCrypto:
