@@ -26,7 +26,7 @@ from core.limits import BudgetState, Reservation, TokenBudget, budget_user
 from core.confidence import assess
 from core.escalate import ESCALATE_CHOICE, Escalator, is_escalate_command
 from core.messages import InboundMessage, Language, Option, Progress, Reply, ReplyKind, Source
-from core.router import MINDIE_COMPONENTS, RouteDecision, resolve_choice, route
+from core.router import MINDIE_COMPONENTS, VLLM_ASCEND, RouteDecision, resolve_choice, route
 from core.vocabulary.map import VocabularyMap
 from core.session import PendingClarification, Session, SessionStore
 from core.texts import clarification_text, text, trace_text
@@ -441,13 +441,22 @@ class Conversation:
             if decision.action == "research":
                 # An exact error signature widens a routed answer; a thread sharing rare identifiers only
                 # across the vLLM / vllm-ascend line (the plugin inherits upstream's code and its fixes).
-                if match is not None and match.via == "signature":
-                    return (match.record.repo,)
-                repo = rare_thread_repo(memory, seen, threads)
-                return (repo,) if repo and {repo, *decision.repos} <= _VLLM_LINE else ()
+                repo = match.record.repo if match is not None and match.via == "signature" else None
+                if repo is None:
+                    repo = rare_thread_repo(memory, seen, threads)
+                    repo = repo if repo and {repo, *decision.repos} <= _VLLM_LINE else None
+                if repo == VLLM_ASCEND and not decision.ascend and VLLM_ASCEND not in decision.repos:
+                    return ()  # no NPU in the question: a plugin thread alike in words is not this user's case
+                return (repo,) if repo else ()
             if decision.action != "clarify":
                 repo = match.record.repo if match is not None and match.via == "signature" else rare_thread_repo(memory, seen, threads)
                 return (repo,) if repo else ()
+            if not decision.specific:
+                # The question names no identifier (a model, a chip, a feature in words): a thread alike in
+                # words tells what another user ran, not which stack this user runs, and the products'
+                # answers differ. Only the exact error signature of a resolved thread settles it.
+                repo = match.record.repo if match is not None and match.via == "signature" else ""
+                return tuple(dict.fromkeys((*decision.repos, repo))) if repo in candidates else ()
             repo = match.record.repo if match is not None else deciding_repo(memory, seen, threads)
             # Votes only among different stacks: sibling products (the MindIE components) share docs.
             if not repo and not decision.repos and len(candidates) >= 3 and not set(candidates) <= set(MINDIE_COMPONENTS):

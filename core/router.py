@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from core.entity_routing import names_a_vllm_ascend_release, products_of_named_entities
@@ -39,7 +39,7 @@ from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
 from core.vocabulary.map import VocabularyMap, VocabularyVotes
-from core.vocabulary.tokens import release_tokens
+from core.vocabulary.tokens import ENV, FILE, FLAG, IMAGE, KEY, MODULE, RELEASE, question_tokens, release_tokens
 
 Action = Literal["research", "clarify", "out_of_scope"]
 
@@ -64,6 +64,9 @@ MIN_VOTE = 1.0
 LEAD = 1.5
 # More named products than this is not a comparison but a list: ask which one matters.
 MAX_NAMED = 4
+# Question token kinds that name an identifier (core/vocabulary/tokens.py); "class" is left out
+# because model names look like classes ("DeepSeek", "Qwen3VL").
+_IDENTIFIER_KINDS = frozenset({FLAG, ENV, KEY, MODULE, FILE, IMAGE, RELEASE})
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,10 @@ class RouteDecision:
     reason: str = ""
     question_en: str = ""
     question_zh: str = ""
+    # What the text showed, for the thread lookup that may still settle or widen the route
+    # (core/conversation.py): an Ascend signal, and an identifier of some product's vocabulary.
+    ascend: bool = False
+    specific: bool = True
 
     def question(self, language: Language) -> str:
         return self.question_zh if language == "zh" else self.question_en
@@ -97,10 +104,12 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[^\u3400-\u9fff\s_\-]+")
 _BARE_VLLM = guarded(r"(?<![A-Za-z0-9_\-])vllm(?![A-Za-z0-9_]|[ _\-]?ascend|-[A-Za-z0-9])", ("vllm",))
 # Mentions of vllm that are not a repository choice: versions ("vllm==0.11.0",
 # "which vLLM version", version pairing is a vllm-ascend question per the seed),
-# the CLI ("vllm serve"), imports and traceback paths ("/vllm/v1/engine").
+# the CLI ("vllm serve"), imports, traceback paths ("/vllm/v1/engine") and an install line
+# ("pip install vllm vllm-ascend": vLLM is the plugin's dependency there).
 _VLLM_INCIDENTAL = guarded(
     r"(?<![A-Za-z0-9_\-])vllm(?:[ \t]{0,3}(?:==|=|:|：|版本|version)?[ \t]{0,3}v?\d+\.\d+|[ \t]{0,3}(?:version|版本|commit|tag)|[ \t]+(?:serve|bench|chat|complete|run-batch)(?![A-Za-z])|[/\\.][A-Za-z_])"
-    r"|(?:-m|from|import)[ \t]+vllm(?![A-Za-z0-9_\-])",
+    r"|(?:-m|from|import)[ \t]+vllm(?![A-Za-z0-9_\-])"
+    r"|(?<![A-Za-z])(?:pip3?|uv)[ \t]+(?:pip[ \t]+)?install[ \t][^\n]{0,60}?(?<![A-Za-z0-9_\-])vllm(?![A-Za-z0-9_\-])",
     ("vllm",),
 )
 # A value in a MindIE-PyMotor deployment config ("engine_type: vllm") names the backend
@@ -219,16 +228,18 @@ _OTHER_STACK_WORDS = (
     "tensorrt", "trt", "llama", "ollama", "studio", "mlx", "ml", "openvino", "lmdeploy", "text-generation-inference",
     "tgi", "exllama", "rocm", "nvcc", "__global__", "cuda", "iphone", "android", "手机", "snapdragon", "骁龙", "jetson",
     "raspberry", "树莓派", "apple", "macbook", "fine", "微调", "llamafactory", "llama-factory", "keras",
-    "tensorflow", "angelslim", "autoawq", "auto-gptq", "auto_gptq", "bitsandbytes", "mindformers", "llama-server",
+    "tensorflow", "angelslim", "autoawq", "auto-gptq", "auto_gptq", "bitsandbytes", "mindformers", "llama-",
 )
 _OTHER_STACK = guarded(
     r"tensorrt|trt[ _\-]?llm|llama[ ._\-]?cpp|ollama|lm[ _]?studio|(?<![A-Za-z])mlx(?![A-Za-z])|core[ _]?ml(?![A-Za-z])|openvino|lmdeploy|"
     r"text-generation-inference|(?<![A-Za-z])tgi(?![A-Za-z])|exllama|(?<![A-Za-z])rocm(?![A-Za-z])|(?<![A-Za-z])nvcc(?![A-Za-z])|"
     r"__global__|cuda[ _\-]?kernels?(?![A-Za-z])|iphone|android|手机|snapdragon|骁龙|jetson|raspberry|树莓派|apple[ _]silicon|macbook|"
     r"fine[ _\-]?tun(?:e|ing)|微调|llama[ _\-]?factory|keras|tensorflow|"
-    r"angelslim|autoawq|auto[ _\-]gptq|bitsandbytes|mindformers|llama-server",
+    r"angelslim|autoawq|auto[ _\-]gptq|bitsandbytes|mindformers|llama-(?:server|cli|bench|quantize)(?![A-Za-z])",
     _OTHER_STACK_WORDS,
 )
+# A short all-capitals acronym: the name of a technique, format or metric, not an identifier.
+_PLAIN_WORD = re.compile(r"[A-Z]{2,5}")
 _UPSTREAM = guarded(r"upstream|上游|原生|社区版|(?<![A-Za-z])original(?![A-Za-z])", ("upstream", "上游", "原生", "社区版", "original"))
 
 
@@ -336,11 +347,30 @@ def route(
         text = ""
     clean = _normalise(text)
     low = clean.lower()
+    ascend_ctx = _has_ascend_context(clean, low)
+    decision = _route(clean, low, ascend_ctx, session_repos, kb, vocabulary)
+    return replace(decision, ascend=ascend_ctx, specific=names_an_identifier(clean))
+
+
+def names_an_identifier(text: str) -> bool:
+    """The text names something a product's vocabulary could own: a flag, an env var, a snake_case
+    key, a module or file path, an image or release tag. Model names, chips, formats (W8A8) and
+    prose do not count: a thread that shares only those says nothing about which stack the user runs."""
+    return any(kind in _IDENTIFIER_KINDS for kind, _ in question_tokens(text))
+
+
+def _route(
+    clean: str,
+    low: str,
+    ascend_ctx: bool,
+    session_repos: tuple[str, ...],
+    kb: KnowledgeBase,
+    vocabulary: VocabularyMap | None,
+) -> RouteDecision:
     known = {r.repo for r in kb.repositories}
     session = tuple(r for r in session_repos if r in known)
 
     named = [r for r in named_repositories(clean, kb, low) if not _only_a_config_value(clean, low, kb, r)]
-    ascend_ctx = _has_ascend_context(clean, low)
     bare_mindie = bool(_BARE_MINDIE.search(clean, low))
     plugin_release = _names_a_plugin_release(clean, kb, vocabulary)
     # SGLang also runs on GPUs, so only MindIE-* and msModelSlim imply Ascend by themselves.
@@ -363,7 +393,7 @@ def route(
             # vLLM next to Ascend (hardware, an error, another Ascend product) runs through the plugin;
             # upstream vLLM too when the text says so or uses names only vLLM owns.
             named.append(VLLM_ASCEND)
-            if _UPSTREAM.search(clean, low) or votes.scores.get(VLLM, 0.0) >= MIN_VOTE:
+            if _UPSTREAM.search(clean, low) or _upstream_names(clean, vocabulary) >= MIN_VOTE:
                 named.append(VLLM)
         else:
             named.append(VLLM)
@@ -405,6 +435,10 @@ def route(
                 return _clarify(kb, "ambiguous: ascend", in_play)
         elif _OFF_TOPIC.search(clean, low):
             return RouteDecision("out_of_scope", (), reason="another topic")
+        elif _SD_HINT.search(clean, low):
+            # Image or video diffusion off Ascend: MindIE-SD is the only diffusion product here, and it
+            # needs an NPU; upstream vLLM serves language models.
+            return RouteDecision("out_of_scope", (), reason="diffusion on another stack")
         elif _LLM_CONTEXT.search(clean, low):
             # vLLM is in scope: an inference question with no product and no Ascend signal is its.
             named.append(VLLM)
@@ -416,7 +450,8 @@ def route(
     if named and VLLM_ASCEND not in named and plugin_release:
         named.append(VLLM_ASCEND)  # a plugin release or image tag next to another product: a comparison
     if len(_dedupe(named)) > MAX_NAMED:
-        stacks = tuple(r for r in SERVING_STACKS if r in named)
+        # A bare "MindIE" in the list is its LLM service, like next to any other framework.
+        stacks = tuple(r for r in SERVING_STACKS if r in named or (r == MINDIE_LLM and bare_mindie))
         if stacks and _WHICH.search(clean, low):  # "which of these runs X": the serving stacks answer
             return RouteDecision("research", stacks, reason="which of many: the serving stacks")
         return _clarify(kb, "too many products named", _dedupe(named))
@@ -454,11 +489,21 @@ def _names_a_plugin_release(text: str, kb: KnowledgeBase, vocabulary: Vocabulary
 
 def _shared_identifier(identifier: str, vocabulary: VocabularyMap | None) -> bool:
     """An identifier a knowledge-base fact names that does not single out its product: an error the
-    Ascend runtime raises under every product, or a name the clones show upstream vLLM owns
+    Ascend runtime raises under every product, an acronym (the name of a technique, format or metric
+    every stack uses: MTP, GGUF, TPOT), or a name the clones show upstream vLLM owns
     (`max_num_seqs`, `--enforce-eager`: vllm-ascend's facts use them, but so does every vLLM user)."""
-    if _has_ascend_failure(identifier, identifier.lower()):
+    if _has_ascend_failure(identifier, identifier.lower()) or _PLAIN_WORD.fullmatch(identifier):
         return True
     return vocabulary is not None and VLLM in vocabulary.owners_of_identifier(identifier)
+
+
+def _upstream_names(text: str, vocabulary: VocabularyMap | None) -> float:
+    """vLLM's own vote from the names a user types (flags, env vars, keys, classes). Module and file
+    paths are left out: on an NPU they come from traceback frames and import errors, which run
+    through vLLM's code whatever the plugin did ("No module named 'vllm.v1…'" is a plugin question)."""
+    if vocabulary is None:
+        return 0.0
+    return vocabulary.votes(text, skip_kinds=(MODULE, FILE)).scores.get(VLLM, 0.0)
 
 
 def _vocabulary_choice(votes: VocabularyVotes) -> tuple[str, ...]:
@@ -517,8 +562,8 @@ def _only_incidental_vllm(text: str, low: str, bare: frozenset[int]) -> bool:
     """Every bare "vllm" is a version, a command or an import."""
     incidental = set()
     for m in _VLLM_INCIDENTAL.finditer(text, low):
-        # the match may start at "from "/"-m "; record where "vllm" itself starts
-        incidental.add(m.start() + m.group(0).lower().index("vllm"))
+        # the match may start at "from "/"-m "/"pip install "; record where the bare "vllm" (the last) starts
+        incidental.add(m.start() + m.group(0).lower().rindex("vllm"))
     return bare <= incidental
 
 

@@ -65,16 +65,17 @@ class VocabularyMap:
                 found.update(self.owners(kind, token))
         return found
 
-    def votes(self, text: str, ascend: bool = False) -> VocabularyVotes:
+    def votes(self, text: str, ascend: bool = False, skip_kinds: tuple[str, ...] = ()) -> VocabularyVotes:
         """Scores of `text`. With `ascend` (the text shows an Ascend signal), a token vLLM and
-        vllm-ascend share is vllm-ascend's alone: vLLM runs on an NPU only through the plugin."""
+        vllm-ascend share is vllm-ascend's alone: vLLM runs on an NPU only through the plugin.
+        Tokens of `skip_kinds` do not vote."""
         if not self._owners or not text:
             return VocabularyVotes()
         scores: dict[str, float] = defaultdict(float)
         keys: dict[str, float] = defaultdict(float)
         tokens: dict[str, list[str]] = defaultdict(list)
         for kind, token in question_tokens(text):
-            if kind == ERROR:
+            if kind == ERROR or kind in skip_kinds:
                 continue
             owners = self.owners(kind, token)
             if ascend and set(owners) == _VLLM_PAIR:
@@ -88,7 +89,7 @@ class VocabularyMap:
                 tokens[repo].append(token)
         for repo, value in keys.items():
             scores[repo] += min(KEY_CAP, value)
-        for repo, (run, words) in self._error_runs(text).items():
+        for repo, (run, words) in ({} if ERROR in skip_kinds else self._error_runs(text)).items():
             scores[repo] += min(ERROR_CAP, ERROR_STEP * (run - MIN_ERROR_RUN + 1))
             tokens[repo].append(words)
         return VocabularyVotes(dict(scores), {r: tuple(dict.fromkeys(t)) for r, t in tokens.items()})

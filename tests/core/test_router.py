@@ -5,6 +5,7 @@ import pytest
 from core.knowledge_base import load_knowledge_base
 from core.messages import Option
 from core.router import RouteDecision, named_repositories, resolve_choice, route
+from core.vocabulary.map import VocabularyMap
 
 VLLM = "vllm-project/vllm"
 VLLM_ASCEND = "vllm-project/vllm-ascend"
@@ -626,3 +627,52 @@ def test_modelslim_as_sglangs_quantization_value_is_not_a_modelslim_question() -
 
 def test_a_second_mindie_instance_is_a_service_question() -> None:
     assert _research("同一台 8 卡机想起两个 MindIE 实例，第二个起不来") == (LLM,)
+
+
+# ----------------------------------------------------------------- issue 22, third dev set (routing_real_dev3)
+
+
+def test_an_acronym_a_fact_mentions_settles_nothing() -> None:
+    # "MTP" is a technique every stack implements; a MindIE-LLM fact naming it does not make the question MindIE's.
+    decision = route("昇腾 A3 上投机解码（EAGLE / MTP）现在能开吗，开了精度会不会掉")
+    assert decision.action == "clarify" and LLM in {o.repo for o in decision.options}
+
+
+def test_vllm_in_an_install_line_next_to_the_plugin_is_its_dependency() -> None:
+    assert _research("pip install vllm vllm-ascend 装完一启动就报错") == (VLLM_ASCEND,)
+    assert _research("uv pip install vllm==0.9.1 vllm-ascend, then it fails") == (VLLM_ASCEND,)
+    assert set(_research("vllm vs vllm-ascend: which one do I install?")) == {VLLM, VLLM_ASCEND}
+
+
+def test_vllm_module_paths_in_a_traceback_on_an_npu_are_the_plugin_alone() -> None:
+    vocabulary = VocabularyMap({"module": {"vllm.engine": [VLLM]}, "flag": {"--upstream-only-flag": [VLLM]}})
+    frame = 'ERR00100 PTA call acl api failed\n  File ".../site-packages/vllm/engine/multiprocessing/engine.py", line 391'
+    assert _research(frame, vocabulary=vocabulary) == (VLLM_ASCEND,)
+    # a name only upstream vLLM owns, typed by the user, still brings vLLM in
+    assert set(_research("vllm on 910B with --upstream-only-flag fails", vocabulary=vocabulary)) == {VLLM_ASCEND, VLLM}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "llama-cli -ngl 33 on 910B2 crashes with CANN error: E89999: Inner Error! QwQ-32B Q4_0",
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer. Wan2.1 t2v-1.3B on a V100",
+        "stable diffusion xl is slow on my RTX 3060, any flags to speed it up?",
+    ],
+)
+def test_another_stacks_cli_and_diffusion_off_ascend_are_out_of_scope(text: str) -> None:
+    assert route(text).action == "out_of_scope"
+
+
+def test_a_bare_mindie_in_a_long_list_counts_as_its_serving_stack() -> None:
+    text = "vllm / vllm-ascend / sglang / mindie / mindie-sd / mindie-motor / mindie-turbo / msmodelslim 哪个能跑 Kimi-K2.5？"
+    assert set(_research(text)) == {VLLM_ASCEND, LLM, SGLANG}
+
+
+def test_the_decision_says_whether_the_text_names_an_identifier_and_an_npu() -> None:
+    plain = route("Can a 910B4 run Qwen3.5-35B-A3B?")
+    assert plain.ascend and not plain.specific
+    keyed = route("910B 上 max_num_seqs=1 只有 8 tok/s")
+    assert keyed.ascend and keyed.specific
+    upstream = route("--max-logprobs 20 is ignored by the OpenAI server")
+    assert not upstream.ascend and upstream.specific

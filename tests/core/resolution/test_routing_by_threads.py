@@ -58,10 +58,18 @@ async def test_an_error_signature_of_a_resolved_thread_settles_the_product(sessi
 
 async def test_all_best_passages_from_one_repository_settle_it_and_a_spread_asks(sessions: RedisSessionStore) -> None:
     one = FixedRetriever([doc(REPO, 10 - i, path=f"docs/{i}.md") for i in range(5)])
-    answered = await Conversation(sessions, retriever=one, memory=memory).handle(ask("on our 910B NPU, how do I set the KV block size for prefix caching?"))
+    answered = await Conversation(sessions, retriever=one, memory=memory).handle(ask("on our 910B NPU, how do I set kv_block_size for prefix caching?"))
     assert answered.kind is ReplyKind.ANSWER and answered.repos == (REPO,)
     spread = FixedRetriever([doc(REPO, 9), doc("verylucky01/MindIE-LLM", 8), doc(REPO, 7), doc(REPO, 6), doc(REPO, 5)])
-    asked = await Conversation(sessions, retriever=spread, memory=memory).handle(ask("on our 910B NPU, how do I set the KV block size, again?"))
+    asked = await Conversation(sessions, retriever=spread, memory=memory).handle(ask("on our 910B NPU, how do I set kv_block_size, again?"))
+    assert asked.kind is ReplyKind.CLARIFY
+
+
+async def test_threads_alike_in_words_do_not_settle_a_question_that_names_no_identifier(sessions: RedisSessionStore) -> None:
+    # "Does model X run on chip Y" names no flag, key or env var: five passages of one stack say what
+    # other users ran, not which stack this user runs, so the products' answers still differ: ask.
+    one = FixedRetriever([doc(REPO, 10 - i, path=f"docs/{i}.md") for i in range(5)])
+    asked = await Conversation(sessions, retriever=one, memory=memory).handle(ask("Can a 910B4 run Qwen3.5-35B-A3B?"))
     assert asked.kind is ReplyKind.CLARIFY
 
 
@@ -110,9 +118,12 @@ async def test_a_thread_sharing_rare_words_widens_only_along_the_vllm_line(sessi
     threads = FixedRetriever([issue(REPO, 7, 9.0, f"{rare}\nmaintainer @m:\nupgrade to the next release")])
     many = ResolutionMemory(extract_repository([thread(n, f"report {n}") for n in range(100, 300)]).values())
     bot = Conversation(sessions, retriever=threads, memory=lambda: many)
-    # An upstream vLLM question: the plugin's thread joins (it inherits upstream's code).
-    upstream = await bot.handle(ask(f"upstream vllm: {rare}"))
+    # An upstream vLLM question on an NPU: the plugin's thread joins (it inherits upstream's code).
+    upstream = await bot.handle(ask(f"upstream vllm on our 910B: {rare}"))
     assert set(upstream.repos) == {"vllm-project/vllm", REPO}
+    # The same without any NPU in the question: the user runs vLLM itself, the plugin's thread is not theirs.
+    gpu = await bot.handle(ask(f"upstream vllm: {rare}"))
+    assert gpu.repos == ("vllm-project/vllm",)
     # A MindIE question keeps its product: a vllm-ascend thread that shares words is not its advice.
     mindie = await bot.handle(ask(f"MindIE-LLM service: {rare}"))
     assert mindie.repos == ("verylucky01/MindIE-LLM",)

@@ -157,3 +157,13 @@ def test_on_an_npu_one_products_weak_names_beat_a_question(built: tuple[Path, Vo
     text = "serving Qwen3 on 910B, should enable_fused_rope_cache be on?"
     assert route(text).action == "clarify"  # no vocabulary: the serving stacks are asked about
     assert route(text, vocabulary=vocab).repos == (VLLM_ASCEND,)
+
+
+def test_votes_can_leave_out_some_kinds_of_tokens() -> None:
+    # The router asks for vLLM's vote without module paths: traceback frames run through vLLM's code.
+    from core.vocabulary.map import VocabularyMap
+
+    vocabulary = VocabularyMap({"module": {"vllm.engine": ["vllm-project/vllm"]}, "flag": {"--only-upstream": ["vllm-project/vllm"]}})
+    text = 'File ".../site-packages/vllm/engine/llm_engine.py" with --only-upstream'
+    assert vocabulary.votes(text).scores["vllm-project/vllm"] == 2.0
+    assert vocabulary.votes(text, skip_kinds=("module",)).scores["vllm-project/vllm"] == 1.0
