@@ -10,6 +10,7 @@ across all our processes); the per-process `FloodControl` limiter still retries 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
@@ -117,41 +118,39 @@ def _fit_plain(text: str) -> list[str]:
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
+@dataclass(repr=False, eq=False)  # no repr: the bot's holds its token; compared by identity, as before
 class TelegramSender:
     """Posts and edits HTML messages in one chat, following group→supergroup migrations."""
 
-    def __init__(
-        self, bot: ExtBot[Any], redis: Redis, keys: Keys, chat_id: int, topic_id: int | None, pacer: Pacer | None = None
-    ) -> None:
-        self.bot = bot
-        self._redis = redis
-        self._keys = keys
-        self.chat_id = chat_id
-        self.topic_id = topic_id
-        self._pacer = pacer
+    bot: ExtBot[Any]
+    redis: Redis  # where migrations are remembered
+    keys: Keys
+    chat_id: int  # the supergroup's id once the group migrated
+    topic_id: int | None
+    pacer: Pacer | None = None  # None: no shared pacing (tests)
 
     async def _pace(self) -> None:
         """Wait for this chat's (and the bot's) next free slot, shared by every process."""
-        if self._pacer is None:
+        if self.pacer is None:
             return
-        await self._pacer.wait("bot", BOT_RATE)
-        await self._pacer.wait(f"chat:{self.chat_id}", GROUP_RATE if self.chat_id < 0 else PRIVATE_RATE)
+        await self.pacer.wait("bot", BOT_RATE)
+        await self.pacer.wait(f"chat:{self.chat_id}", GROUP_RATE if self.chat_id < 0 else PRIVATE_RATE)
 
     def _migration_key(self, chat_id: int) -> str:
-        return self._keys.adapter_state(PLATFORM, f"migrated:{chat_id}")
+        return self.keys.adapter_state(PLATFORM, f"migrated:{chat_id}")
 
     async def follow_migration(self) -> None:
         """Use the supergroup id if this group was upgraded earlier (only groups have negative ids)."""
         if self.chat_id >= 0:
             return
-        moved = await self._redis.get(self._migration_key(self.chat_id))
+        moved = await self.redis.get(self._migration_key(self.chat_id))
         if moved is not None:
             self.chat_id = int(moved)
 
     async def _migrated(self, exc: ChatMigrated) -> None:
         old, self.chat_id = self.chat_id, int(exc.new_chat_id)
         log.info("telegram chat %s migrated to supergroup %s", old, self.chat_id)
-        await self._redis.set(self._migration_key(old), str(self.chat_id), ex=MIGRATION_TTL)
+        await self.redis.set(self._migration_key(old), str(self.chat_id), ex=MIGRATION_TTL)
 
     async def send(self, html: str, *, reply_to: int | None = None, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
         """Post one HTML chunk (plain text if Telegram refuses the HTML). Returns what was posted."""
