@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 from bot.embedded_redis import start_embedded_redis
 from bot.settings import Settings
 from core.keys import Keys
+from tests.support.cli import logging_restored
 
 
 @pytest.fixture(autouse=True)
@@ -39,20 +40,8 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch) -> None:
 def _logging_as_it_was() -> Iterator[None]:
     """`configure_logging` (run by some tests, as the CLI runs it) changes process-wide logger levels
     and handlers; put them back so a later test's caplog still sees DEBUG request lines."""
-    import logging
-
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    named = {name: (lg.level, lg.handlers[:], lg.propagate)
-             for name, lg in logging.Logger.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
-    yield
-    root.handlers[:], root.level = handlers, level
-    for name, lg in list(logging.Logger.manager.loggerDict.items()):
-        if isinstance(lg, logging.Logger) and name in named:
-            lg.level, lg.handlers[:], lg.propagate = named[name][0], named[name][1], named[name][2]
-        elif isinstance(lg, logging.Logger):
-            lg.setLevel(logging.NOTSET)
-    logging.Logger.manager._clear_cache()  # type: ignore[attr-defined]
+    with logging_restored():
+        yield
 
 
 @pytest.fixture(scope="session")
