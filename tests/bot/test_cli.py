@@ -1,4 +1,8 @@
-"""The command line as a user runs it: real subprocesses, no network, no tokens."""
+"""The command line as a user runs it: no network, no tokens.
+
+`python -m bot ask` and `serve` run as real subprocesses (the entry point, exit status, signals);
+the other commands run in this process with the same argv, environment and stdin
+(tests/support/cli.py), which saves a few seconds of interpreter start-up each."""
 from __future__ import annotations
 
 import json
@@ -11,18 +15,31 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.support.cli import run_bot_here
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_bot(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+def bot_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without model keys, platform tokens or REDIS_URL, plus `env`."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "SLACK_", "TELEGRAM_", "FEISHU_", "WECOM_"))}
     base.pop("REDIS_URL", None)
     base.update(env or {})
-    return subprocess.run([sys.executable, "-m", "bot", *args], input=stdin, capture_output=True, cwd=ROOT, env=base, timeout=timeout)
+    return base
+
+
+def run_bot_process(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    """`python -m bot *args` in a new interpreter."""
+    return subprocess.run([sys.executable, "-m", "bot", *args], input=stdin, capture_output=True, cwd=ROOT, env=bot_env(env), timeout=timeout)
+
+
+def run_bot(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The same command and environment, run in this process."""
+    return run_bot_here(args, bot_env(env), stdin)
 
 
 def test_ask_prints_a_markdown_answer():
-    result = run_bot("ask", "vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup")
+    result = run_bot_process("ask", "vllm-ascend 0.9.1 with vllm 0.11.0 fails at startup")
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode()
     assert "vllm-ascend" in out and "0.9.1" in out

@@ -2,13 +2,13 @@
 
 A hostile document in a clone (or an issue once synced) carries OSC 52 (writes the user's clipboard),
 OSC 8 (a link hidden behind innocent text), CSI (clears the screen, moves the cursor) and an 8-bit C1
-CSI; a query read from a file carries them too. Real subprocesses on a fixture clone, as a user runs them.
+CSI; a query read from a file carries them too. The command as a user runs it (in this process:
+tests/support/cli.py) on a fixture clone.
 """
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 

@@ -1,6 +1,7 @@
 """Other providers through the real command line: `python -m bot ask --json` with MODEL_PROVIDER=openai
 (the real openai SDK against a fake vLLM-like server) and with ANTHROPIC_BASE_URL at a partial
-Messages server; and the terminal's streamed drafts."""
+Messages server; and the terminal's streamed drafts. The commands run in this process
+(tests/support/cli.py); tests/e2e/test_research_cli.py spawns the real process once."""
 from __future__ import annotations
 
 import io
@@ -15,7 +16,7 @@ from core.messages import DRAFT_STAGE, Progress
 from tests.fixtures.git_repos import VLLM_ASCEND_FILES, make_repo
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text
 from tests.support.fake_openai import FakeOpenAI, Reply, call, tool_messages, user_text
-from tests.e2e.test_research_cli import ask
+from tests.e2e.test_research_cli import ask_here as ask
 
 REPO = "vllm-project/vllm-ascend"
 PERMALINK = re.compile(r"https://github\.com/vllm-project/vllm-ascend/blob/[0-9a-f]{40}/vllm_ascend/platform\.py#L\d+")

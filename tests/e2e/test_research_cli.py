@@ -1,5 +1,7 @@
 """The research path through the real command line: `ask --json` with a model key, the real
-anthropic SDK talking to a scripted fake Messages API on loopback."""
+anthropic SDK talking to a scripted fake Messages API on loopback. The first test spawns
+`python -m bot` (a fresh interpreter: imports, stdout holding only the JSON); the others run the
+same command in this process (tests/support/cli.py), which saves the 5-10 s start-up each."""
 from __future__ import annotations
 
 import asyncio
@@ -8,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from tests.support.cli import run_bot_here_async
 from tests.support.fake_anthropic import FakeAnthropic, Turn, text, tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +26,12 @@ async def ask(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode or 0, out.decode(), err.decode()
+
+
+async def ask_here(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    """`ask` as above, run in this process with exactly `env`."""
+    done = await run_bot_here_async(["ask", *args], env)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def bot_env(model_url: str, tmp_path: Path) -> dict[str, str]:
@@ -65,7 +74,7 @@ async def test_ask_falls_back_to_the_offline_diagnostic_when_the_model_is_down(t
 
     async with FakeAnthropic(lambda body: Fail(529, "overloaded_error", "Overloaded")) as model:
         env = bot_env(model.url, tmp_path) | {"ANTHROPIC_MAX_RETRIES": "1"}
-        code, out, err = await ask("--json", "vllm-ascend ACL error 507015", env=env)
+        code, out, err = await ask_here("--json", "vllm-ascend ACL error 507015", env=env)
     assert code == 0, err
     answer = json.loads(out)
     assert answer["kind"] == "answer"

@@ -1,16 +1,16 @@
-"""`python -m bot eval` through the real command line, offline, on a dataset written by the test."""
+"""`python -m bot eval` through the real command line, offline, on a dataset written by the test.
+
+The commands run in this process (tests/support/cli.py: the same argv, environment and exit status
+as a subprocess, without the interpreter start-up each run cost)."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 from bot.eval.metrics import METRIC_KEYS
 from tests.fixtures.git_repos import make_repo
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.cli import run_bot_here_async
 
 QUESTIONS = [
     {"id": "route-1", "question": "vllm-ascend install on Atlas 800I A2: which CANN version do I need?",
@@ -35,12 +35,8 @@ def env_for(tmp_path: Path) -> dict[str, str]:
 
 
 async def run_eval(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "eval", *args, cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    return process.returncode or 0, out.decode(), err.decode()
+    done = await run_bot_here_async(["eval", *args], env)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def write_jsonl(path: Path, rows: list[object], extra_lines: tuple[str, ...] = ()) -> Path:
@@ -132,12 +128,8 @@ async def test_recall_at_k_uses_the_index_the_conversation_opened(tmp_path):
     faq = "# FAQ\n\n## Which CANN version does vllm-ascend need on Atlas 800I A2?\n\nUse the CANN release of the matrix.\n"
     make_repo(tmp_path / "repos" / "vllm-project" / "vllm-ascend", {"docs/source/faqs.md": faq, "README.md": "# vLLM Ascend\n"})
     env = env_for(tmp_path)
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "index", "vllm-project/vllm-ascend", cwd=ROOT, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
+    indexed = await run_bot_here_async(["index", "vllm-project/vllm-ascend"], env)
+    assert indexed.returncode == 0, indexed.stderr.decode()
     dataset = write_jsonl(tmp_path / "set.jsonl", QUESTIONS[:1] + [{**QUESTIONS[1], "evidence": ["verylucky01/MindIE-LLM:docs/x.md"]}])
     code, _, stderr = await run_eval(str(dataset), "--offline", "-k", "3", "--out", str(tmp_path / "o"), env=env)
     assert code == 0, stderr
