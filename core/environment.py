@@ -85,8 +85,25 @@ _UNNAMED = re.compile(
     r"(?i)(?:\b(?:we are|we're|i am|i'm|currently|still)[ \t]{1,3}(?:on|using|running)|\b(?:on|using|running|upgraded to)"
     r"|版本(?:号)?(?:是|为|:|：)?|用的(?:是)?|使用(?:的)?(?:是)?|升级到(?:了)?)[ \t]{0,3}" + _V + r"(?![\w.])"
 )
+# A release named the way users write it in a sentence with no product word: "v0.9.1 上想用…",
+# "0.10.2rc1 跑 Qwen3", "on v0.21.0rc1 with HDK 25.3", "from 0.11.0 to v0.14.0rc1": a `v` prefix or an
+# rc/post suffix marks a release; a plain X.Y.Z needs a word after it that says "my release"
+# (上/跑/里/中/版本/这版, "release"). Another package's version is excluded by the words before it.
+_BARE_RELEASE = re.compile(
+    r"(?i)(?<![\w.\-/:=])(?:v(?P<a>\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?)"
+    r"|(?P<b>\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3}|\.post\d{1,3}))"
+    r"|(?P<c>\d{1,3}\.\d{1,3}\.\d{1,4})(?=[ \t]{0,2}(?:上|跑|里|中|版本|这版|这个版本|release\b)))(?![\w\-+]|\.\w)"
+)
+# "pinned to vllm-ascend 0.8.4rc2." : a product's version that ends a sentence (the shared version
+# patterns of core/signals.py stop at a following '.').
+_SENTENCE_END_RELEASE = re.compile(
+    r"(?i)(?<![\w\-])(vllm[ _\-]ascend|vllm|mindie)[ \t]{0,3}(?:==|=|:)?[ \t]{0,2}v?"
+    r"(?P<v>\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?)(?=[。，；！？）]|[.,;!?)](?:\s|$))",
+    re.M,
+)
 _PACKAGE_WORDS = re.compile(
-    r"(?i)(?:vllm|ascend|cann|torch|npu|python|triton|mooncake|mindie|transformers|driver|驱动|cmake|gcc|clang|libc|numpy|kernel|linux)[^\n]{0,12}$"
+    r"(?i)(?:vllm|ascend|cann|torch|npu|python|triton|mooncake|mindie|transformers|driver|驱动|cmake|gcc|clang|libc|numpy|kernel|linux"
+    r"|ubuntu|openeuler|euler|kylin|centos|debian|hdk|firmware|固件|sglang|modelslim|msit|docker|transformer)[^\n]{0,12}$"
 )
 # A value right after a negation is the one being corrected away ("CANN 8.2.RC1, not 8.1.RC1", "不是 910B").
 _NEGATED = re.compile(
@@ -283,6 +300,11 @@ def _mentions(text: str) -> list[_Mention]:
             found.append(_Mention(start, "chip", chip, _negated(text, start)))
     for m in _CARD.finditer(text):
         found.append(_Mention(m.start(1), "card", m.group(1).upper(), _negated(text, m.start())))
+    have = {(m.field, _norm(m.value)) for m in found}
+    for m in _SENTENCE_END_RELEASE.finditer(text):
+        field = "vllm-ascend" if "ascend" in m.group(1).lower() else m.group(1).lower()
+        if (field, _norm(m.group("v"))) not in have:
+            found.append(_Mention(m.start("v"), field, m.group("v"), _negated(text, m.start(1))))
     found += _unnamed(text, found)
     return sorted(found, key=lambda x: x.pos)
 
@@ -313,7 +335,22 @@ def _unnamed(text: str, found: list[_Mention]) -> list[_Mention]:
         if _norm(value) in taken or _PACKAGE_WORDS.search(before) or value.count(".") < 2:
             continue
         out.append(_Mention(m.start("v"), "release", value, _negated(text, m.start("v"))))
+    seen = {m.pos for m in out}
+    for m in _BARE_RELEASE.finditer(text):
+        group = "a" if m.group("a") else "b" if m.group("b") else "c"
+        value, pos = m.group(group), m.start(group)
+        before = text[max(0, m.start() - 24) : m.start()]
+        if pos in seen or _norm(value) in taken or _PACKAGE_WORDS.search(before) or _listed_line(text, m.start()):
+            continue
+        out.append(_Mention(pos, "release", value, _negated(text, m.start())))
     return out
+
+
+def _listed_line(text: str, pos: int) -> bool:
+    """The value sits on a `pip list` / requirements-like line ("numpy  1.26.4", "foo==0.9.1"): another package's."""
+    start = text.rfind("\n", 0, pos) + 1
+    head = text[start:pos]
+    return "==" in head[-4:] or (bool(head.strip()) and head.endswith(("  ", "\t")) and " " not in head.strip())
 
 
 def read_environment(text: str) -> Environment:

@@ -57,6 +57,7 @@ T: dict[str, tuple[str, str]] = {
     "where": ("**Where to look in the code:**", "**代码位置：**"),
     "passages": ("**Related passages:**", "**相关段落：**"),
     "release_changes": ("**Since your release:**", "**您的版本之后的变化：**"),
+    "release_lead": ("**For your release:**", "**就您的版本而言：**"),
     "as_of": ("as of {tag}", "以 {tag} 为准"),
     "more": ("**More:** ", "**更多：**"),
     "details_hint": (

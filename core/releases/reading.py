@@ -12,7 +12,7 @@ from typing import Any
 
 from core.environment import Environment
 from core.messages import Language
-from core.releases.changes import fix_predates, what_changed
+from core.releases.news import ReleaseNews, release_news, thread_fix_line
 from core.releases.pinning import ReleasePinner, user_environment
 from core.releases.tags import ReleaseChoice
 
@@ -25,16 +25,21 @@ class ReleaseReading:
         """`stated`: the environment the message states (read once per message by the conversation)."""
         return self.pinner.pin(user_environment(stated, session_env, repos), repos)
 
-    def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language) -> list[str]:
-        """`resolution`: the matched thread (core/resolution/answer.py Match) or None."""
+    def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language) -> ReleaseNews:
+        """What the user's release means for this question: lines that lead the answer and lines
+        after it. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
+        lead: list[str] = []
         lines: list[str] = []
         record = getattr(resolution, "record", None)
         if record is not None and record.repo in pins and record.release:
             pr = record.number if record.kind == "pull" else next(iter(record.closed_by or record.fixed_by), 0)
-            if pr:
-                lines.append(fix_predates(record.release, pr, pins[record.repo], language))
+            clone = self.pinner.clone(record.repo)
+            if pr and clone is not None:
+                lead.append(thread_fix_line(clone, record.release, pr, pins[record.repo], language))
         for repo, choice in pins.items():
             clone = self.pinner.clone(repo)
             if clone is not None:
-                lines += what_changed(clone, choice, question, language)
-        return [line for line in lines if line]
+                news = release_news(clone, choice, question, language)
+                lead += news.lead
+                lines += news.lines
+        return ReleaseNews(tuple(x for x in lead if x), tuple(x for x in lines if x))

@@ -142,3 +142,40 @@ def test_a_one_megabyte_paste_is_read_in_linear_time() -> None:
     assert time.process_time() - started < 5.0
     assert env.get("vllm-ascend") == "0.9.1" and env.get("chip") == "910B"
     assert env.get("torch_npu") == "2.5.1" and env.conflicts[0].values[-1] == "2.5.1"  # the paste's last value
+
+
+@pytest.mark.parametrize(
+    ("text", "release"),
+    [
+        ("v0.9.1 上想用 V1 引擎 + pipeline parallel", "0.9.1"),
+        ("0.10.2rc1 跑 Qwen3-32B dense", "0.10.2rc1"),
+        ("On v0.21.0rc1 with HDK 25.3 I see warnings", "0.21.0rc1"),
+        ("EPLB stopped after we went from 0.11.0 to v0.14.0rc1.", "0.14.0rc1"),
+        ("0.11.0 版本上 EPLB 不生效", "0.11.0"),
+    ],
+)
+def test_a_release_named_without_its_product(text: str, release: str) -> None:
+    env = read_environment(text)
+    assert env.get("release") == release
+    assert env.with_unnamed_release_as(("vllm-project/vllm-ascend",)).get("vllm-ascend") == release
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ubuntu 22.04.5 上跑",  # an OS version
+        "numpy  1.26.4\ntorch  2.5.1",  # pip list lines
+        "see https://github.com/vllm-project/vllm-ascend/blob/v0.9.1/README.md",  # a link's ref
+        "HDK 25.3.0 上不行",  # a driver package
+        "I use 0.9.1 of something",  # a plain version with no release word after it
+    ],
+)
+def test_other_versions_are_not_read_as_the_release(text: str) -> None:
+    assert read_environment(text).get("release") is None
+
+
+def test_a_products_version_at_the_end_of_a_sentence() -> None:
+    env = read_environment("RLHF needs sleep mode. We are pinned to vllm-ascend 0.8.4rc2. Does that work?")
+    assert env.get("vllm-ascend") == "0.8.4rc2"
+    assert read_environment("vllm-ascend 0.9.1.post1 ok").get("vllm-ascend") == "0.9.1.post1"  # not cut at the dot
+    assert read_environment("装了 vllm 0.9.1。然后").get("vllm") == "0.9.1"

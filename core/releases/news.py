@@ -1,0 +1,279 @@
+"""What the user's release means for their question: the lead of the answer and the lines after it.
+
+Read from the clone at answer time (nothing hand-copied):
+- names the question uses (env vars, additional_config keys) that their release lacks or that a
+  later release renamed or removed (core/releases/names.py): both names and both releases;
+- release-notes bullets that match the question (core/releases/notes.py), framed by where their
+  release sits against the user's: "fixed in v0.10.1rc1 by #2528: upgrade", "a known issue of your
+  v0.9.1", "added in v0.14.0rc1", "removed in v0.12.0rc1, before your v0.13.0", "already in your
+  release". Whether a release is in the user's is read from the history when the clone has it (the
+  v0.9.1 line is not in v0.10.0rc1 although 0.9.1 < 0.10.0rc1); a shallow clone falls back to
+  version order.
+
+The strongest of these lead the answer; the rest follow under "Since your release".
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from core.messages import Language
+from core.releases.changes import NoteBullet, head_commit
+from core.releases.names import NameHistory, name_history
+from core.releases.notes import TRANSLATIONS, notes_index
+from core.releases.tags import ReleaseChoice, normalized, release_tags, tag_commit
+from core.resolution.releases import version_key
+
+RELEASE_NOTES = {"vllm-project/vllm-ascend": "docs/source/user_guide/release_notes.md"}
+LEAD_UNITS = 2.65  # a bullet this close to the question leads the answer (see core/releases/notes.py)
+KEEP_RATIO = 0.6  # bullets within this share of the best score are shown too
+KEEP_RATIO_NEWER = 0.45  # … a fix or a feature their release lacks, within this share (the point of the answer)
+MAX_LEAD = 2
+MAX_LINES = 3
+MAX_TEXT = 260
+
+# Identifiers a question can name: ENV_VARS and snake_case keys (also inside --additional-config JSON).
+_SUBJECT_PR = re.compile(r"\(#(\d{1,7})\)")
+_NAME = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,10}|[a-z][a-z0-9]{1,30}(?:_[a-z0-9]{1,30}){1,10})(?![A-Za-z0-9_])")
+
+
+@dataclass(frozen=True)
+class ReleaseNews:
+    lead: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.lead or self.lines)
+
+
+def _product(repo: str) -> str:
+    return repo.split("/")[-1]
+
+
+@lru_cache(maxsize=4096)
+def _is_ancestor(clone: Path, older: str, newer: str) -> bool | None:
+    """Whether commit `older` is in `newer`'s history; None when the clone cannot tell (shallow)."""
+    if not older or not newer:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(clone), "merge-base", "--is-ancestor", older, newer],
+                              capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {0: True, 1: False}.get(done.returncode)
+
+
+@lru_cache(maxsize=64)
+def _shallow(clone: Path) -> bool:
+    done = subprocess.run(["git", "-C", str(clone), "rev-parse", "--is-shallow-repository"], capture_output=True, timeout=30, check=False)
+    return done.stdout.decode().strip() != "false"
+
+
+@lru_cache(maxsize=64)
+def _prs_in(clone: Path, commit: str) -> frozenset[int]:
+    """PR numbers in the subjects of a commit's history ("… (#2478)")."""
+    try:
+        done = subprocess.run(["git", "-C", str(clone), "log", "--format=%s", commit], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(int(n) for n in _SUBJECT_PR.findall(done.stdout.decode("utf-8", "replace")))
+
+
+def relation(clone: Path, bullet: NoteBullet, choice: ReleaseChoice) -> str:
+    """Where a bullet's release sits against the user's: "same", "included" (their release has it),
+    "newer" (it does not yet), or "" (another release line: cannot tell)."""
+    release = bullet.release
+    if normalized(release) == normalized(choice.tag):
+        return "same"
+    theirs, mine = version_key(release), version_key(choice.tag)
+    by_version = "included" if theirs is not None and mine is not None and theirs <= mine else "newer"
+    if _shallow(clone):
+        return by_version
+    known = _is_ancestor(clone, tag_commit(clone, release), choice.commit)
+    if known is None:
+        return by_version
+    if known:
+        return "included"
+    if by_version == "newer":
+        return "newer"
+    # An older version on another line (v0.9.1rc3 against v0.10.0rc1): the PR decides when it is there.
+    return "included" if bullet.prs and any(n in _prs_in(clone, choice.commit) for n in bullet.prs) else ""
+
+
+def bullet_kind(bullet: NoteBullet) -> str:
+    """known | removed | fix | added | changed, from the section and the bullet's first words."""
+    section, low = bullet.section.lower(), bullet.text.lower().lstrip("*[")
+    if "known" in section:
+        return "known"
+    if any(w in section for w in ("deprecat", "breaking", "remov", "migration")) or low.startswith(("remove", "deprecat", "drop")) \
+            or " is removed" in low or " was removed" in low or " removed:" in low or "doesn't work anymore" in low:
+        return "removed"
+    if "fix" in section or low.startswith(("fix", "resolve", "repair", "correct")) or "fixing" in low:
+        return "fix"
+    if low.startswith(("add", "support", "introduc", "enable", "new ")) or " is supported" in low or " now support" in low \
+            or " works with" in low or " works on" in low or " supports " in low \
+            or any(w in section for w in ("feature", "highlight", "model", "hardware", "core")):
+        return "added"
+    return "changed"
+
+
+_TEXTS: dict[str, tuple[str, str]] = {
+    "newer fix": ("Fixed in {product} {release} by {ref}: {text} Your {tag} predates it: upgrade to {release} or later.",
+                  "{product} {release} 已修复（{ref}）：{text} 您的 {tag} 早于该版本：请升级到 {release} 或更高版本。"),
+    "newer added": ("Added in {product} {release}{paren}: {text} Your {tag} does not have it: upgrade to {release} or later.",
+                    "{product} {release} 新增{paren_zh}：{text} 您的 {tag} 还没有：请升级到 {release} 或更高版本。"),
+    "newer removed": ("Changed in {product} {release}{paren}, after your {tag}: {text}",
+                      "{product} {release} 起变更{paren_zh}（晚于您的 {tag}）：{text}"),
+    "newer changed": ("Changed in {product} {release}{paren}, after your {tag}: {text}",
+                      "{product} {release} 有变更{paren_zh}（晚于您的 {tag}）：{text}"),
+    "same known": ("A known issue of {product} {tag} (its release notes): {text}",
+                   "{product} {tag} 的已知问题（见其发布说明）：{text}"),
+    "same fix": ("Fixed in your release, {product} {tag}{paren}: {text}", "您的 {product} {tag} 已修复{paren_zh}：{text}"),
+    "same added": ("Added in your release, {product} {tag}{paren}: {text}", "您的 {product} {tag} 新增{paren_zh}：{text}"),
+    "same removed": ("Changed in your release, {product} {tag}{paren}: {text}", "您的 {product} {tag} 起变更{paren_zh}：{text}"),
+    "same changed": ("In your release, {product} {tag}{paren}: {text}", "您的 {product} {tag}{paren_zh}：{text}"),
+    "included fix": ("Already fixed in {product} {release}{paren}, which your {tag} includes: {text}",
+                     "{product} {release} 已修复{paren_zh}，您的 {tag} 已包含：{text}"),
+    "included added": ("Available since {product} {release}{paren}, which your {tag} includes: {text}",
+                       "{product} {release} 起提供{paren_zh}，您的 {tag} 已包含：{text}"),
+    "included removed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
+                         "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
+    "included changed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
+                         "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
+}
+
+
+def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice, language: Language) -> str:
+    """One bullet framed for the user's release; "" for what does not concern them (a later
+    release's known issue, an old known issue their release is past)."""
+    kind = bullet_kind(bullet)
+    template = _TEXTS.get(f"{where} {kind}") if where else None
+    if template is None:
+        return ""
+    ref = f"#{bullet.prs[0]}" if bullet.prs else (f"issue #{bullet.issues[0]}" if bullet.issues else "")
+    if kind == "fix" and where == "newer" and not ref:
+        template = _TEXTS["newer changed"]
+    text = bullet.text if len(bullet.text) <= MAX_TEXT else bullet.text[:MAX_TEXT - 1] + "…"
+    text = text if text.endswith((".", "。", "…", "!")) else text + "."
+    return template[1 if language == "zh" else 0].format(
+        product=_product(choice.repo), release=bullet.release, tag=choice.tag, ref=ref, text=text,
+        paren=f" ({ref})" if ref else "", paren_zh=f"（{ref}）" if ref else "",
+    )
+
+
+def _label(name: str) -> str:
+    return name if name.isupper() else f"additional_config.{name}"
+
+
+def name_lines(history: NameHistory, choice: ReleaseChoice, question: str, language: Language) -> list[str]:
+    """Env vars and additional_config keys the question names whose life crosses the user's release."""
+    head = history.tags[-1]
+    mine = choice.tag if choice.tag in history.at else ""
+    if not mine:
+        return []
+    lines: list[str] = []
+    asked = list(dict.fromkeys(m.group(1) for m in _NAME.finditer(question[:6000])))
+    for name in asked[:6]:
+        present = history.present(name)
+        if not present:
+            continue  # not a name of this repository's releases (an upstream or CANN variable)
+        label = f"`{_label(name)}`"
+        if history.at[mine].has(name):
+            if history.at[head].has(name):
+                continue
+            gone = history.removed_in(name, mine)
+            after = history.counterpart(name, head)
+            where = gone if version_key(gone) else "main"
+            if language == "zh":
+                line = f"{label} 在您的 {mine} 中存在，{where} 起已移除" + (f"，改为 `{_label(after)}`" if after else "")
+            else:
+                line = f"{label} exists in your {mine}; removed in {where}" + (f", replaced by `{_label(after)}`" if after else "")
+            lines.append(line + ("。" if language == "zh" else "."))
+            continue
+        since, before = present[0], history.counterpart(name, mine)
+        newer = (version_key(since) or ()) > (version_key(mine) or ())
+        later = history.counterpart(name, head) if not history.at[head].has(name) else ""
+        if newer:
+            if language == "zh":
+                line = f"您的 {mine} 中没有 {label}：它从 {since} 才有" + (f"；{mine} 中对应的是 `{_label(before)}`" if before else "")
+            else:
+                line = f"{label} does not exist in your {mine}: it appeared in {since}" + (
+                    f"; in {mine} the same switch is `{_label(before)}`" if before else "")
+        else:
+            gone = history.removed_in(name, present[-1])
+            gone = gone if version_key(gone) else mine
+            if language == "zh":
+                line = f"{label} 已在 {gone} 移除（存在于 {since} 至 {present[-1]}），您的 {mine} 中没有" + (
+                    f"；{mine} 中请用 `{_label(before)}`" if before else "")
+            else:
+                line = f"{label} was removed in {gone} (it existed from {since} to {present[-1]}); your {mine} does not have it" + (
+                    f"; in {mine} use `{_label(before)}`" if before else "")
+        if later and later != before:
+            line += f"（最新版本中为 `{_label(later)}`）" if language == "zh" else f" (the newest release: `{_label(later)}`)"
+        lines.append(line + ("。" if language == "zh" else "."))
+    return lines
+
+
+def _dedup(scored: Sequence[tuple[float, NoteBullet]]) -> list[tuple[float, NoteBullet]]:
+    """The same change in several releases' notes (a final release repeats its rc): keep the earliest."""
+    best: dict[object, tuple[float, NoteBullet]] = {}
+    for score, bullet in scored:
+        key: object = bullet.prs[0] if bullet.prs else " ".join(bullet.text.lower().split())[:160]
+        kept = best.get(key)
+        if kept is None or (version_key(bullet.release) or ()) < (version_key(kept[1].release) or ()):
+            best[key] = (max(score, kept[0]) if kept else score, bullet)
+    return sorted(best.values(), key=lambda item: -item[0])
+
+
+def release_news(clone: Path, choice: ReleaseChoice, question: str, language: Language) -> ReleaseNews:
+    """The lead lines and the other lines for this question at the user's release."""
+    head = head_commit(clone)
+    if not head:
+        return ReleaseNews()
+    lead: list[str] = []
+    lines: list[str] = []
+    history = name_history(clone, choice.repo, release_tags(clone), head)
+    if history is not None and history.tags:
+        lead += name_lines(history, choice, question, language)
+    notes_path = RELEASE_NOTES.get(choice.repo)
+    if notes_path:
+        index = notes_index(clone, head, notes_path, TRANSLATIONS.get(choice.repo, ""))
+        lead_score = LEAD_UNITS * index.unit
+        framed = []
+        for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
+            where = relation(clone, bullet, choice)
+            line = bullet_line(bullet, where, choice, language)
+            kind = bullet_kind(bullet)
+            if where == "included" and kind != "removed" and score < lead_score:
+                continue  # an old feature their release already has is worth a line only when it is the answer
+            if line and line not in lead and all(line != other for _, other, _ in framed):
+                framed.append((score, line, where == "newer" and kind in ("fix", "added")))
+        best = framed[0][0] if framed else 0.0
+        for score, line, upgrade in framed:
+            if score < (KEEP_RATIO_NEWER if upgrade else KEEP_RATIO) * best:
+                continue
+            if score >= lead_score and len(lead) < MAX_LEAD:
+                lead.append(line)
+            elif len(lines) < MAX_LINES:
+                lines.append(line)
+    return ReleaseNews(tuple(lead), tuple(lines))
+
+
+def thread_fix_line(clone: Path, release: str, pr: int, choice: ReleaseChoice, language: Language) -> str:
+    """A matched thread's fix (issue memory: its PR and the first release that carries it), for the
+    user's release: "fixed in v0.10.0rc1 by #121: upgrade" or "your v0.11.0 already has it"."""
+    where = relation(clone, NoteBullet(release, "Bug Fixes", "", (pr,)), choice)
+    product = _product(choice.repo)
+    if where == "newer":
+        if language == "zh":
+            return f"{product} {release} 已修复（#{pr}），您的 {choice.tag} 早于该版本：请升级到 {release} 或更高版本。"
+        return f"Fixed in {product} {release} by #{pr}; your {choice.tag} predates it: upgrade to {release} or later."
+    if where in ("same", "included"):
+        if language == "zh":
+            return f"该问题已在 {product} {release} 修复（#{pr}），您的 {choice.tag} 已包含这个修复。"
+        return f"Fixed in {product} {release} by #{pr}, which your {choice.tag} already includes."
+    return ""

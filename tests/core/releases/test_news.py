@@ -1,0 +1,108 @@
+"""What the user's release means for the question: fixes they lack, known issues of their release,
+names renamed or removed between releases, and releases on another line than theirs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.releases.changes import parse_release_notes
+from core.releases.news import ReleaseNews, bullet_kind, release_news, relation, thread_fix_line
+from core.releases.tags import ReleaseChoice, tag_commit
+from tests.core.releases.notes_fixture import NOTES, build
+
+REPO = "vllm-project/vllm-ascend"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("notes") / "vllm-ascend")
+
+
+def at(clone: Path, tag: str) -> ReleaseChoice:
+    return ReleaseChoice(REPO, tag.lstrip("v"), tag, tag_commit(clone, tag))
+
+
+def everything(news: ReleaseNews) -> str:
+    return "\n".join((*news.lead, *news.lines))
+
+
+def test_a_fix_their_release_predates_leads_with_the_release_and_the_pr(clone: Path) -> None:
+    news = release_news(clone, at(clone, "v0.10.0rc1"), "v0.10.0rc1 跑 Gemma3-27B，精度明显不对", "zh")
+    fix = next(line for line in news.lead if "#2528" in line)
+    assert fix.startswith("vllm-ascend v0.10.1rc1 已修复（#2528）：Support Sliding Window Attention")
+    assert "请升级到 v0.10.1rc1 或更高版本" in fix
+    # their own release's known issue about the same thing leads beside it
+    assert any(line.startswith("vllm-ascend v0.10.0rc1 的已知问题") for line in news.lead)
+    english = release_news(clone, at(clone, "v0.10.0rc1"), "Gemma3 accuracy is wrong on my v0.10.0rc1", "en")
+    fix = next(line for line in english.lead if "#2528" in line)
+    assert fix.startswith("Fixed in vllm-ascend v0.10.1rc1 by #2528:")
+    assert "Your v0.10.0rc1 predates it: upgrade to v0.10.1rc1 or later." in fix
+
+
+def test_on_or_after_the_fix_the_answer_says_their_release_has_it(clone: Path) -> None:
+    later = everything(release_news(clone, at(clone, "v0.11.0"), "Gemma3 accuracy is wrong", "en"))
+    assert "Already fixed in vllm-ascend v0.10.1rc1 (#2528), which your v0.11.0 includes" in later
+    assert "upgrade to v0.10.1rc1" not in later
+    same = everything(release_news(clone, at(clone, "v0.10.1rc1"), "Gemma3 accuracy is wrong", "en"))
+    assert "your release, vllm-ascend v0.10.1rc1 (#2528)" in same
+
+
+def test_a_known_issue_of_their_release_and_the_release_that_lifts_it(clone: Path) -> None:
+    news = release_news(clone, at(clone, "v0.9.1rc2"), "v0.9.1rc2 上 V1 引擎开 pipeline parallel 报不支持", "zh")
+    text = everything(news)
+    assert "vllm-ascend v0.9.1rc2 的已知问题（见其发布说明）：Pipeline parallelism is not supported" in text
+    assert "vllm-ascend v0.10.0rc1 新增（#1800）" in text
+
+
+def test_a_chinese_question_meets_a_bullet_through_its_translation(clone: Path) -> None:
+    # No English word of the bullet in the question: only the .po translation (流水线并行) links them.
+    news = release_news(clone, at(clone, "v0.9.1rc2"), "我们的版本里流水线并行能用吗", "zh")
+    assert "Pipeline parallelism is not supported" in everything(news)
+
+
+def test_a_question_that_shares_nothing_specific_gets_no_release_lines(clone: Path) -> None:
+    assert not release_news(clone, at(clone, "v0.10.0rc1"), "how fast is it on my machine?", "en")
+
+
+def test_a_release_on_another_line_counts_only_when_its_pr_is_in_theirs(clone: Path) -> None:
+    bullets = {b.prs[0]: b for b in parse_release_notes(NOTES.replace("{filler}", "")) if b.prs}
+    fix = bullets[2478]  # v0.9.1rc3, on releases/v0.9.1, cut before v0.10.0rc1
+    assert relation(clone, fix, at(clone, "v0.9.1rc2")) == "newer"
+    assert relation(clone, fix, at(clone, "v0.10.0rc1")) == ""  # 0.9.1rc3 < 0.10.0rc1, yet not in it
+    assert relation(clone, bullets[1800], at(clone, "v0.11.0")) == "included"
+    assert "#2478" not in everything(release_news(clone, at(clone, "v0.10.0rc1"), "qwen3 moe aclgraph fails", "en"))
+    assert "Fixed in vllm-ascend v0.9.1rc3 by #2478" in everything(
+        release_news(clone, at(clone, "v0.9.1rc2"), "qwen3 moe aclgraph fails", "en"))
+
+
+def test_kinds_come_from_the_section_and_the_first_words() -> None:
+    kinds = {b.prs[0] if b.prs else b.text[:8]: bullet_kind(b) for b in parse_release_notes(NOTES.replace("{filler}", ""))}
+    assert kinds[301] == "removed" and kinds[2478] == "fix" and kinds[1800] == "added" and kinds["Pipeline"] == "known"
+
+
+def test_a_matched_threads_fix_against_their_release(clone: Path) -> None:
+    assert thread_fix_line(clone, "v0.10.1rc1", 2528, at(clone, "v0.10.0rc1"), "en") == (
+        "Fixed in vllm-ascend v0.10.1rc1 by #2528; your v0.10.0rc1 predates it: upgrade to v0.10.1rc1 or later.")
+    assert thread_fix_line(clone, "v0.10.1rc1", 2528, at(clone, "v0.11.0"), "en") == (
+        "Fixed in vllm-ascend v0.10.1rc1 by #2528, which your v0.11.0 already includes.")
+    assert thread_fix_line(clone, "v0.10.1rc1", 2528, at(clone, "v0.10.0rc1"), "zh").startswith("vllm-ascend v0.10.1rc1 已修复（#2528）")
+
+
+def test_an_env_var_newer_than_their_release_is_named_with_the_one_they_have(clone: Path) -> None:
+    news = release_news(clone, at(clone, "v0.9.1rc2"), "教程写的是 VLLM_ASCEND_ENABLE_FLASHCOMM1=1，我这个版本能用吗", "zh")
+    assert news.lead[0] == ("您的 v0.9.1rc2 中没有 `VLLM_ASCEND_ENABLE_FLASHCOMM1`：它从 v0.10.0rc1 才有；"
+                            "v0.9.1rc2 中对应的是 `VLLM_ASCEND_ENABLE_FLASHCOMM`"
+                            "（最新版本中为 `additional_config.enable_flashcomm1`）。")
+
+
+def test_a_name_their_release_has_and_a_later_one_renamed(clone: Path) -> None:
+    news = release_news(clone, at(clone, "v0.9.1rc2"), "VLLM_LLMDD_RPC_PORT is ignored", "en")
+    assert news.lead[0] == "`VLLM_LLMDD_RPC_PORT` exists in your v0.9.1rc2; removed in v0.10.0rc1, replaced by `VLLM_ASCEND_LLMDD_RPC_PORT`."
+
+
+def test_a_config_key_removed_before_their_release(clone: Path) -> None:
+    news = release_news(clone, at(clone, "v0.11.0"), "is torchair_graph_config still honoured?", "en")
+    assert news.lead[0].startswith("`additional_config.torchair_graph_config` was removed in v0.11.0 "
+                                   "(it existed from v0.9.1rc2 to v0.10.1rc1); your v0.11.0 does not have it")
+    assert "Changed in your release, vllm-ascend v0.11.0 (#301): Torchair graph mode is removed." in everything(news)
