@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
 from redis.exceptions import AuthenticationError, ResponseError
+from redis.retry import Retry
 
 from bot.embedded_redis import EmbeddedRedis, find_redis_server, start_embedded_redis
 from bot.settings import Settings
@@ -29,6 +31,12 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def _stranger(**connection: object) -> redis.Redis:
+    """A client that takes the first answer: redis-py 8 retries a refused AUTH with backoff by
+    default (~4 s before it gives up), and the refusal is what these tests look at."""
+    return redis.Redis(retry=Retry(NoBackoff(), 0), **connection)  # type: ignore[arg-type]
+
+
 def _refused_without_password(client: redis.Redis) -> bool:
     try:
         client.ping()
@@ -43,8 +51,8 @@ def _refused_without_password(client: redis.Redis) -> bool:
 
 def test_it_listens_on_a_private_socket_only_and_refuses_clients_without_the_password(server: EmbeddedRedis) -> None:
     assert server.socket_path is not None and server.port is None
-    assert _refused_without_password(redis.Redis(unix_socket_path=str(server.socket_path)))
-    assert _refused_without_password(redis.Redis(unix_socket_path=str(server.socket_path), password="guess"))  # type: ignore[arg-type]
+    assert _refused_without_password(_stranger(unix_socket_path=str(server.socket_path)))
+    assert _refused_without_password(_stranger(unix_socket_path=str(server.socket_path), password="guess"))
     owner = redis.Redis.from_url(server.url)
     try:
         assert owner.ping()
@@ -98,7 +106,7 @@ def test_with_a_port_it_binds_loopback_and_still_requires_the_password(tmp_path:
     started = start_embedded_redis(tmp_path / "r", port, persist=False)
     try:
         assert started.socket_path is None
-        assert _refused_without_password(redis.Redis(host="127.0.0.1", port=port))
+        assert _refused_without_password(_stranger(host="127.0.0.1", port=port))
         assert redis.Redis.from_url(started.url).ping()
     finally:
         started.stop()
@@ -139,7 +147,7 @@ def test_the_bundled_build_is_used_only_without_one_on_path_and_warned_about(
     started = start_embedded_redis(tmp_path / "r", persist=False)
     try:
         assert started.binary.bundled
-        assert _refused_without_password(redis.Redis(unix_socket_path=str(started.socket_path)))
+        assert _refused_without_password(_stranger(unix_socket_path=str(started.socket_path)))
     finally:
         started.stop()
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
