@@ -7,6 +7,8 @@ import time
 
 import pytest
 from redis.asyncio import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from bot.report.access import OPERATOR, workspace_scope
 from bot.report.command import _summary
@@ -142,7 +144,8 @@ async def test_the_escalation_log_keeps_the_answer_logs_retention_limits(redis, 
 
 
 async def test_a_report_store_that_is_down_does_not_break_escalate(redis, keys):
-    down = Redis(unix_socket_path="/nonexistent/redis.sock")
+    # no retries: redis-py's default backoff only makes the same ConnectionError arrive ~3 s later
+    down = Redis(unix_socket_path="/nonexistent/redis.sock", retry=Retry(NoBackoff(), 0))
     journal = EscalationLog(down, keys, limits(), Redactor([SECRET]))
     text = await escalate(conversation(redis, keys, journal))
     assert "pre-filled" in text
