@@ -2,9 +2,12 @@
 
 Fills a private Redis (or REDIS_URL, under a throwaway prefix) with N synthetic answer records
 written the way the worker writes them (bot/report/log.py record_json), spread over D days and
-W workspaces, with votes on 2% of the answers through the Slack adapter's own feedback writer;
-then builds the report (bot/report/data.py) and renders the page (bot/report/page.py) R times,
-and once more under tracemalloc for the peak memory.
+W workspaces (through AnswerLog.append, so each record also lands in its day's counters), with
+votes on 2% of the answers through the Slack adapter's own feedback writer; then builds the report
+(bot/report/data.py) and renders the page (bot/report/page.py) R times each way: every record read
+and folded (`counters=False`, how every report was built before the day counters) and whole days
+from their counters (the default), checks the two reports are equal, and measures the peak memory
+of each under tracemalloc.
 
     .venv/bin/python bench/report_bench.py [--answers 100000] [--days 30] [--workspaces 5] [--runs 3]
 """
@@ -60,24 +63,29 @@ def synthetic(rng: random.Random, workspace: str, i: int) -> tuple[InboundMessag
     return message, reply
 
 
-async def fill(redis: aioredis.Redis, keys: Keys, log: AnswerLog, answers: int, days: int, workspaces: int) -> None:
-    rng, now = random.Random(7), time.time()
+async def fill(redis: aioredis.Redis, keys: Keys, log: AnswerLog, answers: int, days: int, workspaces: int,
+               now: float) -> None:
+    rng = random.Random(7)
     per_scope = answers // workspaces
-    voted = []
+    voted: list[tuple[str, str]] = []
+
+    async def one(workspace: str, records: list[tuple[float, int, str]]) -> None:
+        for at, i, record in records:  # in order: a workspace's stream ids must increase
+            # the worker's write, with the past's stream id (the script adds the day counters)
+            await log.append(f"slack:{workspace}", record, at, stream_id=f"{int(at * 1000)}-{i}")
+
+    planned = {}
     for w in range(workspaces):
-        workspace, key = f"T{w}", keys.answer_log("slack", f"T{w}")
-        for start in range(0, per_scope, 5_000):
-            async with redis.pipeline(transaction=False) as pipe:
-                for i in range(start, min(start + 5_000, per_scope)):
-                    at = now - days * 86_400 + (i + 0.5) * days * 86_400 / per_scope
-                    message, reply = synthetic(rng, workspace, i)
-                    record = record_json(message, reply, latency=rng.lognormvariate(2.0, 0.6),
-                                         tokens=rng.randrange(30_000), redact=log.redact)
-                    pipe.xadd(key, {"j": record}, id=f"{int(at * 1000)}-{i}")
-                    if rng.random() < 0.02:
-                        voted.append((reply.trace_id, workspace))
-                await pipe.execute()
-        await redis.zadd(keys.answer_log_index, {f"slack:{workspace}": now})
+        workspace, records = f"T{w}", []
+        for i in range(per_scope):
+            at = now - days * 86_400 + (i + 0.5) * days * 86_400 / per_scope
+            message, reply = synthetic(rng, workspace, i)
+            records.append((at, i, record_json(message, reply, latency=rng.lognormvariate(2.0, 0.6),
+                                               tokens=rng.randrange(30_000), redact=log.redact)))
+            if rng.random() < 0.02:
+                voted.append((reply.trace_id, workspace))
+        planned[workspace] = records
+    await asyncio.gather(*(one(workspace, records) for workspace, records in planned.items()))
     for n, (trace_id, workspace) in enumerate(voted):
         await record_feedback(redis, keys, trace_id=trace_id, workspace=workspace, user=f"U{n % 7}",
                               value="helpful" if n % 3 else "not_helpful", channel="C1", message_ts="1.0")
@@ -94,29 +102,35 @@ async def run(args: argparse.Namespace, url: str) -> None:
     limits = LogLimits(LogLimit(max(args.days, 1), args.answers))  # the bench keeps everything it writes
     log = AnswerLog(redis, keys, limits, Redactor([]))
     try:
+        now = time.time()
         started = time.perf_counter()
-        await fill(redis, keys, log, args.answers, args.days, args.workspaces)
+        await fill(redis, keys, log, args.answers, args.days, args.workspaces, now)
         print(f"filled {args.answers} answers over {args.days} days, {args.workspaces} workspaces "
               f"in {time.perf_counter() - started:.1f} s")
-        totals = []
-        for _ in range(args.runs):
-            # CPU seconds of this process and of the Redis server beside the wall time: on a shared
-            # machine the wall time also counts waiting for a core
-            redis_cpu, cpu, t0 = await server_cpu(redis), time.process_time(), time.perf_counter()
-            report = await build_report(log, redis, keys, OPERATOR, args.days)
-            t1 = time.perf_counter()
-            page = render_html(report)
-            t2, cpu, redis_cpu = time.perf_counter(), time.process_time() - cpu, await server_cpu(redis) - redis_cpu
-            totals.append(t2 - t0)
-            print(f"report: {report['records_read']} records, build {t1 - t0:.2f} s, render {t2 - t1:.3f} s, "
-                  f"total {t2 - t0:.2f} s (CPU: bot {cpu:.2f} s, redis {redis_cpu:.2f} s); page "
-                  f"{len(page) // 1024} KB; votes {report['totals']['votes_up']}/{report['totals']['votes_down']}")
-        tracemalloc.start()
-        await build_report(log, redis, keys, OPERATOR, args.days)
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        print(f"median total {statistics.median(totals):.2f} s (target < 2 s); peak Python memory while "
-              f"building {peak / 2**20:.1f} MiB")
+        reports = {}
+        for name, counters in (("every record", False), ("day counters", True)):
+            totals = []
+            for _ in range(args.runs):
+                # CPU seconds of this process and of the Redis server beside the wall time: on a shared
+                # machine the wall time also counts waiting for a core
+                redis_cpu, cpu, t0 = await server_cpu(redis), time.process_time(), time.perf_counter()
+                report = await build_report(log, redis, keys, OPERATOR, args.days, now=now, counters=counters)
+                t1 = time.perf_counter()
+                page = render_html(report)
+                t2, cpu, redis_cpu = time.perf_counter(), time.process_time() - cpu, await server_cpu(redis) - redis_cpu
+                totals.append(t2 - t0)
+                print(f"{name}: {report['records_read']} records, build {t1 - t0:.2f} s, render {t2 - t1:.3f} s, "
+                      f"total {t2 - t0:.2f} s (CPU: bot {cpu:.2f} s, redis {redis_cpu:.2f} s); page "
+                      f"{len(page) // 1024} KB; votes {report['totals']['votes_up']}/{report['totals']['votes_down']}")
+            tracemalloc.start()
+            reports[name] = await build_report(log, redis, keys, OPERATOR, args.days, now=now, counters=counters)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            print(f"{name}: median total {statistics.median(totals):.2f} s (target < 2 s); peak Python memory "
+                  f"while building {peak / 2**20:.1f} MiB")
+        equal = all({k: v for k, v in r.items() if k != "build_seconds"} == {
+            k: v for k, v in reports["every record"].items() if k != "build_seconds"} for r in reports.values())
+        print(f"the two reports are {'equal' if equal else 'DIFFERENT'}")
     finally:
         async for key in redis.scan_iter(match=f"{keys.prefix}*", count=1_000):
             await redis.delete(key)

@@ -1,19 +1,22 @@
 """The report's numbers, computed once from the answer log and the votes; the CLI and /admin show them.
 
-Bounded whatever the log holds: records stream in chunks (bot/report/log.py) and are folded into
-counters as they arrive; latencies keep a capped sample per day and workspace, signature and topic
-counters keep a capped number of keys, clusters a few examples each, and a report reads at most
-MAX_RECORDS records (it says so when it stops there). A question's text enters the report only for
+Whole UTC days come from the day counters the writer keeps (bot/report/counters.py, one small
+read per workspace); the rest of the window (its partial first and last days, and any day the
+counters do not cover whole) is read record by record in chunks (bot/report/log.py) and folded as
+it arrives, with the same definitions (bot/report/tally.py), so both give one report. Bounded
+whatever the log holds: latencies are a histogram to three significant digits per day and
+workspace, signature and topic counters keep a capped number of keys, clusters a few examples each,
+and a report reads at most MAX_RECORDS records one by one (it says so when it stops there). A question's text enters the report only for
 a scope that may see it (bot/report/access.py); everything shown was redacted when it was stored.
 """
 from __future__ import annotations
 
 import functools
+import heapq
 import math
-import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -25,18 +28,26 @@ from bot.report.escalations import EscalationLog, EscalationRecord
 from bot.report.feedback import votes_of, voted_traces
 from bot.report.limits import MAX_DAYS
 from bot.report.links import thread_link, thread_reference
-from bot.report.log import AnswerLog, AnswerRecord
+from bot.report.counters import DayCounters, Segment, plan, voted_in_days
+from bot.report.log import AnswerLog, AnswerRecord, split_scope
+from bot.report.tally import (
+    GAP_SIGNATURE,
+    GAP_TOPIC,
+    QUESTION_KINDS,
+    SIGNATURE,
+    identity,
+    is_gap,
+    latency_key,
+)
 from bot.report.topics import topic_terms
 from core.keys import Keys
 
 MAX_RECORDS = 1_000_000  # read per report; with the default limits a workspace holds 50,000
-LATENCY_SAMPLES = 2_000  # per day and workspace: percentiles of a uniform sample
 MAX_KEYS = 20_000  # distinct signatures or topic words counted; later new ones go uncounted
 EXAMPLES = 3  # questions shown per cluster
 TOP = 15  # clusters and signatures listed
 FEEDBACK_LINKS = 30  # voted threads listed per direction
 MAX_VOTED = 200_000  # voted traces looked up per report
-QUESTION_KINDS = ("answer", "clarify", "out_of_scope", "error")  # a notice (help, rate limit) is no question
 NO_CONFIDENCE = "-"
 ESCALATIONS_LISTED = 100  # newest first; the counts cover them all
 
@@ -49,16 +60,6 @@ def check_days(days: int) -> int:
     if not 1 <= days <= MAX_DAYS:
         raise ReportRangeError(f"a report covers 1 to {MAX_DAYS} days (a year); {days} asked")
     return days
-
-
-def is_gap(record: AnswerRecord) -> bool:
-    """A question the bot could not answer well: refused as out of scope, failed, labelled low
-    confidence, or (before confidence labels) answered with no source at all."""
-    if record.kind in ("out_of_scope", "error"):
-        return True
-    if record.kind != "answer":
-        return False
-    return record.confidence == "low" or (not record.confidence and record.sources == 0)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -87,69 +88,92 @@ class CappedCounter:
         self.cap = MAX_KEYS if cap is None else cap
         self.dropped = 0
 
-    def add(self, key: str) -> bool:
+    def add(self, key: str, n: int = 1) -> bool:
         if key in self.counts or len(self.counts) < self.cap:
-            self.counts[key] += 1
+            self.counts[key] += n
             return True
-        self.dropped += 1
+        self.dropped += n
         return False
+
+    def top(self, n: int = TOP) -> list[tuple[str, int]]:
+        """The `n` largest, ties by key: the same order however the counts arrived (record by record
+        or a day at a time)."""
+        return heapq.nsmallest(n, self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def histogram_percentile(histogram: Mapping[str, int], fraction: float) -> float:
+    """Nearest-rank percentile of the values a histogram counts (its keys are the values, as text)."""
+    total = sum(histogram.values())
+    if not total:
+        return 0.0
+    rank = min(max(math.ceil(fraction * total), 1), total)
+    seen = 0
+    for value, count in sorted(((float(k), n) for k, n in histogram.items())):
+        seen += count
+        if seen >= rank:
+            return value
+    return 0.0  # unreachable: the counts add up to the total
 
 
 @dataclass
 class _Cell:
-    """One workspace on one day: answers, tokens and a uniform sample of latencies."""
+    """One workspace on one day: replies, tokens and the latency histogram (or, for a day read from
+    its counters, the percentiles Redis computed from the same histogram)."""
 
     answers: int = 0
     tokens: int = 0
-    latencies: list[float] = field(default_factory=list)
+    latencies: Counter[str] = field(default_factory=Counter)
+    counted: tuple[float, float] | None = None
 
-    def add(self, record: AnswerRecord, rng: random.Random) -> None:
+    def add(self, record: AnswerRecord) -> None:
         self.answers += 1
         self.tokens += record.tokens
-        if len(self.latencies) < LATENCY_SAMPLES:
-            self.latencies.append(record.latency)
-        else:  # reservoir sampling: every latency of the day is equally likely to be kept
-            slot = rng.randrange(self.answers)
-            if slot < LATENCY_SAMPLES:
-                self.latencies[slot] = record.latency
+        self.latencies[latency_key(record.latency)] += 1
 
     def summary(self) -> dict[str, Any]:
-        ordered = sorted(self.latencies)
-        return {"answers": self.answers, "tokens": self.tokens,
-                "latency_p50": round(percentile(ordered, 0.5), 3), "latency_p95": round(percentile(ordered, 0.95), 3)}
+        p50, p95 = self.counted or (histogram_percentile(self.latencies, 0.5), histogram_percentile(self.latencies, 0.95))
+        return {"answers": self.answers, "tokens": self.tokens, "latency_p50": round(p50, 3), "latency_p95": round(p95, 3)}
+
+
+Example = dict[str, str]
+Ref = tuple[str, str]  # (scope, stream id) of a record to show, read once the cluster makes the top
 
 
 class _Clusters:
-    """Counts per key with the first few examples of each."""
+    """Counts per key with the first few distinct questions of each as examples."""
 
     def __init__(self) -> None:
         self.counter = CappedCounter()
-        self.examples: dict[str, list[dict[str, str]]] = defaultdict(list)
+        self.examples: dict[str, list[tuple[str, Example | Ref]]] = defaultdict(list)
 
-    def add(self, key: str, make_example: Callable[[], dict[str, str]]) -> None:
-        """Count `key`; build its example only when one more will be kept (most are not)."""
-        if not self.counter.add(key) or len(self.examples[key]) >= EXAMPLES:
+    def add(self, key: str, n: int, candidates: Iterable[tuple[str, Callable[[], Example | Ref]]]) -> None:
+        """Count `key` `n` times; `candidates` (identity, example maker), oldest first, become
+        examples while fewer than EXAMPLES distinct questions are kept (built only then)."""
+        if not self.counter.add(key, n):
             return
-        example = make_example()
-        same = example.get("question") or example["thread"]  # one example per distinct question
-        if all((shown.get("question") or shown["thread"]) != same for shown in self.examples[key]):
-            self.examples[key].append(example)
+        kept = self.examples[key]
+        for ident, make in candidates:
+            if len(kept) >= EXAMPLES:
+                return
+            if all(ident != seen for seen, _ in kept):
+                kept.append((ident, make()))
 
     def top(self, minimum: int = 1) -> list[dict[str, Any]]:
-        return [{"key": key, "count": n, "examples": self.examples.get(key, [])}
-                for key, n in self.counter.counts.most_common(TOP) if n >= minimum]
+        return [{"key": key, "count": n, "examples": [shown for _, shown in self.examples.get(key, [])]}
+                for key, n in self.counter.top() if n >= minimum]
 
 
 class _Fold:
-    """Everything the report counts, folded one record at a time (the hot loop of a report: the
-    categorical counts go into one counter of combinations, split per view at the end)."""
+    """Everything the report counts: records folded one at a time (the hot loop of a report: the
+    categorical counts go into one counter of combinations, split per view at the end), and whole
+    days added from their counters (bot/report/counters.py) with the same keys."""
 
     def __init__(self, shows_text: bool, voted: set[str], redact: Callable[[str], str]) -> None:
         self.shows_text = shows_text
         self.redact = redact
         self.voted = voted
-        self.rng = random.Random(0)  # reproducible samples: two reads of one log give one report
-        self.records = 0
+        self.records = 0  # in the report, counted or read
+        self.scanned = 0  # read record by record
         # (day, platform, kind, language, repos, confidence) -> replies
         self.combos: Counter[tuple[str, str, str, str, tuple[str, ...], str]] = Counter()
         self.cells: dict[tuple[str, str, str], _Cell] = {}  # (day, platform, workspace)
@@ -159,7 +183,7 @@ class _Fold:
         self.gaps = 0
         self.voted_records: dict[str, AnswerRecord] = {}
 
-    def example(self, record: AnswerRecord) -> dict[str, str]:
+    def example(self, record: AnswerRecord) -> Example:
         shown = {"workspace": record.scope, "link": thread_link(record), "thread": thread_reference(record),
                  "day": day_of(record.at)}
         if self.shows_text:
@@ -168,13 +192,14 @@ class _Fold:
 
     def add(self, record: AnswerRecord) -> None:
         self.records += 1
+        self.scanned += 1
         day = day_of(record.at)
         self.combos[(day, record.platform, record.kind, record.language, record.repos, record.confidence)] += 1
         where = (day, record.platform, record.workspace)
         cell = self.cells.get(where)
         if cell is None:
             cell = self.cells[where] = _Cell()
-        cell.add(record, self.rng)
+        cell.add(record)
         if record.trace_id in self.voted:
             self.voted_records[record.trace_id] = record
         if record.kind not in _QUESTION_KINDS:
@@ -183,12 +208,31 @@ class _Fold:
             self.signatures.add(record.signature)
         if is_gap(record):
             self.gaps += 1
-            example = lambda: self.example(record)  # noqa: E731 - built only when kept
+            candidate = ((identity(record), lambda: self.example(record)),)
             if record.signature:  # a pasted error groups by what failed
-                self.gap_signatures.add(record.signature, example)
+                self.gap_signatures.add(record.signature, 1, candidate)
             elif self.shows_text:  # the rest by topic; the users' own words: only their workspace's admins see them
                 for term in topic_terms(record.question):
-                    self.gap_topics.add(term, example)
+                    self.gap_topics.add(term, 1, candidate)
+
+    def add_day(self, scope: str, day_number: int, counted: DayCounters) -> None:
+        """One whole day of `scope` from its counters."""
+        platform, workspace = split_scope(scope)
+        day = _day_name(day_number)
+        self.records += counted.replies
+        for (kind, language, repos, confidence), n in counted.combos:
+            self.combos[(day, platform, kind, language, repos, confidence)] += n
+        self.cells[(day, platform, workspace)] = _Cell(counted.replies, counted.tokens,
+                                                       counted=(counted.latency_p50, counted.latency_p95))
+        self.gaps += counted.gaps
+        for key, n in counted.clusters.items():
+            refs = [(ident, lambda entry_id=entry_id: (scope, entry_id)) for ident, entry_id in counted.examples.get(key, [])]
+            if key.startswith(SIGNATURE):
+                self.signatures.add(key[len(SIGNATURE):], n)
+            elif key.startswith(GAP_SIGNATURE):
+                self.gap_signatures.add(key[len(GAP_SIGNATURE):], n, refs)
+            elif key.startswith(GAP_TOPIC) and self.shows_text:
+                self.gap_topics.add(key[len(GAP_TOPIC):], n, refs)
 
     def daily(self) -> list[dict[str, Any]]:
         days: dict[str, dict[str, Counter[str]]] = defaultdict(
@@ -218,9 +262,12 @@ _QUESTION_KINDS = frozenset(QUESTION_KINDS)
 
 
 async def build_report(
-    answer_log: AnswerLog, redis: Redis, keys: Keys, scope: AdminScope, days: int, *, now: float | None = None
+    answer_log: AnswerLog, redis: Redis, keys: Keys, scope: AdminScope, days: int, *, now: float | None = None,
+    counters: bool = True,
 ) -> dict[str, Any]:
-    """The report of the last `days` days (UTC) for the workspaces `scope` admits, as plain data."""
+    """The report of the last `days` days (UTC) for the workspaces `scope` admits, as plain data.
+    `counters=False` reads every record instead of the days' counters (the same report, slower:
+    for tests and the bench)."""
     check_days(days)
     started = time.perf_counter()
     until = time.time() if now is None else now
@@ -230,16 +277,28 @@ async def build_report(
     fold = _Fold(scope.shows_text, voted, answer_log.redact)
     truncated = False
     for workspace in scopes:
-        async for chunk in answer_log.read(workspace, since, until, now=until):
-            for record in chunk:
-                fold.add(record)
-            if fold.records >= MAX_RECORDS:
-                truncated = True
+        segments, by_day = await plan(answer_log, workspace, *answer_log.window(workspace, since, until, until),
+                                      counters=counters)
+        counted = [s for s in segments if s.kind == "day"]
+        for segment in segments:
+            if segment.kind == "day":
+                fold.add_day(workspace, segment.day, by_day[segment.day])
+                continue
+            async for chunk in answer_log.read_range(workspace, segment.first_ms, segment.last_ms):
+                for record in chunk:
+                    fold.add(record)
+                if fold.scanned >= MAX_RECORDS:
+                    truncated = True
+                    break
+            if truncated:
                 break
         if truncated:
             break
+        await _voted_on_counted_days(fold, answer_log, workspace, counted)
     feedback = await _feedback(fold, redis, keys)
     daily = fold.daily()
+    by_signature = await _with_examples(fold, answer_log, fold.gap_signatures.top())
+    by_topic = await _with_examples(fold, answer_log, fold.gap_topics.top(minimum=2))
     return {
         "generated_at": datetime.fromtimestamp(until, timezone.utc).isoformat(timespec="seconds"),
         "days": days,
@@ -258,9 +317,8 @@ async def build_report(
         "answers_by_platform_kind": dict(sorted(fold.count_by(key=lambda c: f"{c[1]}/{c[2]}").items())),
         "confidence": fold.count_by(kinds=("answer",), key=lambda c: c[5] or NO_CONFIDENCE),
         "feedback": feedback,
-        "gaps": {"by_signature": [{**c, "key": fold.redact(c["key"])} for c in fold.gap_signatures.top()],
-                 "by_topic": fold.gap_topics.top(minimum=2)},
-        "top_signatures": [{"signature": fold.redact(s), "count": n} for s, n in fold.signatures.counts.most_common(TOP)],
+        "gaps": {"by_signature": [{**c, "key": fold.redact(c["key"])} for c in by_signature], "by_topic": by_topic},
+        "top_signatures": [{"signature": fold.redact(s), "count": n} for s, n in fold.signatures.top()],
         "per_workspace_day": [{"day": day, "workspace": f"{platform}:{workspace}", **cell.summary()}
                               for (day, platform, workspace), cell in sorted(fold.cells.items())],
         "escalations": await escalations_section(
@@ -269,16 +327,38 @@ async def build_report(
     }
 
 
+async def _voted_on_counted_days(fold: _Fold, answer_log: AnswerLog, scope: str, counted: list[Segment]) -> None:
+    """The voted answers of the days read from counters (the records read one by one were seen by the fold)."""
+    for record in await voted_in_days(answer_log, scope, sorted(fold.voted - fold.voted_records.keys()), counted):
+        fold.voted_records[record.trace_id] = record
+
+
+async def _with_examples(fold: _Fold, answer_log: AnswerLog, clusters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The clusters with their examples: the ones kept as a record's place are read now (few: only
+    the top clusters', three each), and one no longer stored is left out."""
+    refs: dict[str, set[str]] = defaultdict(set)
+    for cluster in clusters:
+        for shown in cluster["examples"]:
+            if isinstance(shown, tuple):
+                refs[shown[0]].add(shown[1])
+    read = {(scope, entry_id): record for scope, ids in refs.items()
+            for entry_id, record in (await answer_log.records_at(scope, sorted(ids))).items()}
+    return [{**c, "examples": [e if isinstance(e, dict) else fold.example(read[e]) for e in c["examples"]
+                               if isinstance(e, dict) or e in read]} for c in clusters]
+
+
 async def _feedback(fold: _Fold, redis: Redis, keys: Keys) -> dict[str, Any]:
     """Votes on the answers in the report (a vote on an answer outside the scope is not counted)."""
     votes = await votes_of(redis, keys, fold.voted_records)
     up = sum(u for u, _ in votes.values())
     down = sum(d for _, d in votes.values())
     threads: dict[str, list[dict[str, Any]]] = {"up": [], "down": []}
-    for trace_id, (u, d) in sorted(votes.items(), key=lambda item: -fold.voted_records[item[0]].at):
-        shown = {**fold.example(fold.voted_records[trace_id]), "up": u, "down": d}
-        for direction, n in (("up", u), ("down", d)):
-            if n and len(threads[direction]) < FEEDBACK_LINKS:
+    # newest first, ties by trace id: one order however the records were read
+    for trace_id, (u, d) in sorted(votes.items(), key=lambda item: (-fold.voted_records[item[0]].at, item[0])):
+        wanted = [direction for direction, n in (("up", u), ("down", d)) if n and len(threads[direction]) < FEEDBACK_LINKS]
+        if wanted:  # built only for the threads listed
+            shown = {**fold.example(fold.voted_records[trace_id]), "up": u, "down": d}
+            for direction in wanted:
                 threads[direction].append(shown)
     rate = round(up / (up + down), 3) if up + down else None
     return {"up": up, "down": down, "helpful_rate": rate, "threads": threads}

@@ -22,6 +22,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.report.limits import LogLimits
+from bot.report.tally import tally_of
 from core.keys import Keys
 from core.messages import InboundMessage, Reply
 from core.resolution.signatures import decisive, error_lines
@@ -123,6 +124,83 @@ async def scopes_in(redis: Redis, index: str) -> list[str]:
     return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
 
 
+# Appends one record and adds its tally (bot/report/tally.py) to the workspace's counters of the
+# record's day, atomically, so a report can read a day's counters instead of its records.
+# KEYS[1] the stream, KEYS[2] the index of workspaces. ARGV: 1 stream id, 2 record, 3 max entries,
+# 4 oldest id kept (ms), 5 retention ms, 6 scope, 7 index score, 8 index floor, 9 trace id,
+# 10 latency key, 11 identity, 12 field cap, 13 stream ttl seconds, 14 P (plain pairs), then P
+# (field, increment) pairs, then the capped cluster keys. The day's keys are named from the id
+# Redis assigns (`<stream>:d:<day>` counters, `<stream>:l:<day>` latency histogram,
+# `<stream>:traces` trace id -> ms): one Redis, as the bot uses, not a cluster.
+# `first` is the day's first record counted: a report trusts the day's counters only while it is
+# still the day's first record in the stream (not trimmed, not written before the counters), and
+# `capped` marks a day whose cluster keys hit the cap; such days are read record by record.
+# KEYS[1] the log; ARGV: stream ids. The entries still stored, as one string of '["<id>",<record>]'
+# lines joined by commas (like _READ_CHUNK, with the whole id: the caller asked for those ids).
+READ_IDS = """
+local out = {}
+for i = 1, #ARGV do
+  for _, entry in ipairs(redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])) do
+    local fields, record = entry[2], 'null'
+    for k = 1, #fields, 2 do
+      if fields[k] == 'j' then record = fields[k + 1] end
+    end
+    out[#out + 1] = '["' .. entry[1] .. '",' .. record .. ']'
+  end
+end
+return table.concat(out, ',\\n')
+"""
+
+_APPEND = """
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '=', ARGV[3], ARGV[1], 'j', ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', '=', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[13])
+redis.call('ZADD', KEYS[2], ARGV[7], ARGV[6])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[8])
+local ms = tonumber(string.match(id, '^(%d+)'))
+local day = string.format('%d', math.floor(ms / 86400000))
+local h = KEYS[1] .. ':d:' .. day
+local lat = KEYS[1] .. ':l:' .. day
+redis.call('HSETNX', h, 'first', id)
+local p = tonumber(ARGV[14])
+for i = 15, 14 + 2 * p, 2 do redis.call('HINCRBY', h, ARGV[i], ARGV[i + 1]) end
+if ARGV[10] ~= '' then redis.call('HINCRBY', lat, ARGV[10], 1) end
+local cap = tonumber(ARGV[12])
+for i = 15 + 2 * p, #ARGV do
+  local k = ARGV[i]
+  if redis.call('HEXISTS', h, k) == 1 or redis.call('HLEN', h) < cap then
+    redis.call('HINCRBY', h, k, 1)
+    if string.sub(k, 1, 1) == 'g' then
+      -- a gap cluster keeps the day's first three distinct questions as examples: "<identity>=<id>,"
+      local x = 'x|' .. k
+      local kept = redis.call('HGET', h, x) or ''
+      if not string.find(kept, ARGV[11], 1, true) then
+        local n = 0
+        for _ in string.gmatch(kept, ',') do n = n + 1 end
+        if n < 3 then redis.call('HSET', h, x, kept .. ARGV[11] .. '=' .. id .. ',') end
+      end
+    end
+  else
+    redis.call('HSET', h, 'capped', '1')
+  end
+end
+-- kept the workspace's days after the day's last write (a day longer than its records: a day's
+-- writes end with the day), relative like the stream's, so a record written into the past counts too
+local keep = string.format('%.0f', tonumber(ARGV[5]) + 86400000)
+redis.call('PEXPIRE', h, keep)
+if ARGV[10] ~= '' then redis.call('PEXPIRE', lat, keep) end
+if ARGV[9] ~= '' then
+  local traces = KEYS[1] .. ':traces'
+  redis.call('ZADD', traces, ms, ARGV[9])
+  redis.call('ZREMRANGEBYSCORE', traces, '-inf', '(' .. ARGV[4])
+  redis.call('ZREMRANGEBYRANK', traces, 0, -(tonumber(ARGV[3]) + 1))
+  redis.call('EXPIRE', traces, ARGV[13])
+end
+return id
+"""
+DAY_FIELD_CAP = 20_000  # fields of one workspace's day counters (cluster keys and their examples)
+
+
 class AnswerLog:
     def __init__(self, redis: Redis, keys: Keys, limits: LogLimits, redact: Callable[[str], str]) -> None:
         self._redis = redis
@@ -130,10 +208,20 @@ class AnswerLog:
         self._limits = limits
         self._redact = redact
         self._read_chunk = redis.register_script(_READ_CHUNK)
+        self._append = redis.register_script(_APPEND)
+        self._read_ids = redis.register_script(READ_IDS)
 
     @property
     def limits(self) -> LogLimits:
         return self._limits
+
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
+    def key(self, scope: str) -> str:
+        """The workspace's stream (its day counters are named after it: bot/report/counters.py)."""
+        return self._keys.answer_log(*split_scope(scope))
 
     def redact(self, text: str) -> str:
         """Today's secrets out of a stored text (one configured after the record was written, too)."""
@@ -144,24 +232,46 @@ class AnswerLog:
         await self.append(f"{message.platform}:{message.workspace}", record, time.time())
 
     async def append(self, scope: str, record: str, at: float, stream_id: str = "*") -> None:
-        """Store one record (`record_json`) and apply the workspace's limits. `stream_id`: "*" (now),
-        or an explicit `ms-seq` id above the stream's last (tests and the bench write the past)."""
-        key = self._keys.answer_log(*split_scope(scope))
-        await append_bounded(self._redis, key, self._keys.answer_log_index, self._limits, scope, record, at, stream_id)
+        """Store one record (`record_json`), add it to its day's counters and apply the workspace's
+        limits. `stream_id`: "*" (now), or an explicit `ms-seq` id above the stream's last (tests and
+        the bench write the past)."""
+        limit = self._limits.for_scope(scope)
+        parsed = _parse_one(record)
+        tally = tally_of(parsed) if parsed is not None else None
+        plain = list(tally.plain.items()) if tally else []
+        args: list[Any] = [
+            stream_id, record, limit.entries, max(int((at - limit.seconds) * 1000), 0), limit.seconds * 1000, scope, at,
+            at - self._limits.longest_days * 86_400, parsed.trace_id if parsed else "", tally.latency if tally else "",
+            tally.identity if tally else "", DAY_FIELD_CAP, limit.seconds, len(plain),
+        ]
+        for name, increment in plain:
+            args += [name, increment]
+        args += list(tally.capped) if tally else []
+        await self._append(keys=[self.key(scope), self._keys.answer_log_index], args=args)
 
     async def scopes(self) -> list[str]:
         """Every workspace with an answer log (`platform:workspace`)."""
         return await scopes_in(self._redis, self._keys.answer_log_index)
 
+    def window(self, scope: str, since: float, until: float, now: float | None = None) -> tuple[int, int]:
+        """The first and last millisecond a report from `since` to `until` reads of `scope`: never
+        one older than the scope's retention, even when Redis has not trimmed it yet."""
+        oldest = (time.time() if now is None else now) - self._limits.for_scope(scope).seconds
+        return int(max(since, oldest, 0) * 1000), int(until * 1000)
+
     async def read(
         self, scope: str, since: float, until: float, *, now: float | None = None, chunk: int = READ_CHUNK
     ) -> AsyncIterator[list[AnswerRecord]]:
-        """The scope's records from `since` to `until`, oldest first, `chunk` at a time; never one
-        older than the scope's retention, even when Redis has not trimmed it yet."""
-        oldest = (time.time() if now is None else now) - self._limits.for_scope(scope).seconds
-        start = f"{int(max(since, oldest, 0) * 1000)}-0"
-        end = f"{int(until * 1000)}"  # an id without a sequence is the whole millisecond
-        key = self._keys.answer_log(*split_scope(scope))
+        """The scope's records from `since` to `until`, oldest first, `chunk` at a time, within its retention."""
+        first, last = self.window(scope, since, until, now)
+        async for records in self.read_range(scope, first, last, chunk=chunk):
+            yield records
+
+    async def read_range(self, scope: str, first_ms: int, last_ms: int, *, chunk: int = READ_CHUNK
+                         ) -> AsyncIterator[list[AnswerRecord]]:
+        """The scope's records stored from millisecond `first_ms` to `last_ms` (both included), oldest first."""
+        start, end = f"{first_ms}-0", f"{last_ms}"  # an id without a sequence is the whole millisecond
+        key = self.key(scope)
 
         def fetch(first: str) -> asyncio.Future[list]:
             return asyncio.ensure_future(self._read_chunk(keys=[key], args=[first, end, chunk]))
@@ -181,6 +291,13 @@ class AnswerLog:
                 pending.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await pending
+
+    async def records_at(self, scope: str, ids: list[str]) -> dict[str, AnswerRecord]:
+        """The records of `scope` with these stream ids (those still stored), in one call."""
+        if not ids:
+            return {}
+        body = await self._read_ids(keys=[self.key(scope)], args=ids)
+        return parse_identified(body)
 
 
 # A record is a JSON array in this order (an array: decoding 100k of them is what a report costs).
@@ -218,6 +335,40 @@ def parse_chunk(body: str) -> list[AnswerRecord]:
                 log.warning("answer log: skipped an unreadable record")
     records = [_record(entry) for entry in entries]
     return [r for r in records if r is not None]
+
+
+def parse_identified(body: bytes | str) -> dict[str, AnswerRecord]:
+    """Records in READ_IDS' form ('["<id>",<record>]' lines joined by commas), by stream id."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if not text:
+        return {}
+    try:
+        entries = json.loads("[" + text + "]")
+    except ValueError:
+        entries = []
+        for line in text.split("\n"):
+            try:
+                entries.append(json.loads(line.rstrip(",")))
+            except ValueError:
+                log.warning("answer log: skipped an unreadable record")
+    out: dict[str, AnswerRecord] = {}
+    for entry in entries:
+        try:
+            entry_id, value = entry
+            record = _record([int(str(entry_id).split("-", 1)[0]), value])
+        except (TypeError, ValueError):
+            record = None
+        if record is not None:
+            out[str(entry_id)] = record
+    return out
+
+
+def _parse_one(record: str) -> AnswerRecord | None:
+    """A record as `record_json` wrote it (its time unknown: 0), or None when it is not one."""
+    try:
+        return _record([0, json.loads(record)])
+    except ValueError:
+        return None
 
 
 def _record(entry: Any) -> AnswerRecord | None:
