@@ -287,7 +287,7 @@ class Conversation:
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "",
                          release_notes=changed.lines if changed else (), release_lead=changed.lead if changed else (),
-                         stated=stated, thread_outcomes=self._thread_outcomes(passages, language))
+                         stated=stated, thread_outcomes=self._thread_outcomes(passages, query, language))
         env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex
         answer_text, sources, trace = offline.text, offline.sources, ()
@@ -484,14 +484,15 @@ class Conversation:
             log.warning("resolution lookup failed", exc_info=True)
             return None
 
-    def _thread_outcomes(self, passages: Sequence[Passage], language: Language) -> dict[str, str]:
+    def _thread_outcomes(self, passages: Sequence[Passage], question: str, language: Language) -> dict[str, str]:
         """How each related thread among the passages was resolved (by url), from the resolution memory."""
         if self._memory is None or not any(p.kind == "issue" for p in passages):
             return {}
         try:
             memory = self._memory()
-            records = ((p.url, record_of(memory, p)) for p in passages if p.kind == "issue")
-            return {url: line for url, record in records if record is not None and (line := thread_outcome(record, language))}
+            records = ((p, record_of(memory, p)) for p in passages if p.kind == "issue")
+            return {p.url: line for p, record in records
+                    if record is not None and (line := thread_outcome(record, language, question, p.text))}
         except Exception:  # noqa: BLE001 - like _resolution: the answer must not depend on the memory
             log.warning("thread outcome lookup failed", exc_info=True)
             return {}

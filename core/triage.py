@@ -298,14 +298,19 @@ def _code_entries(low: str, kb: KnowledgeBase, repos: tuple[str, ...]) -> tuple[
     return tuple(e for _, _, e in scored[:3])
 
 
-def _flag_notes(text: str, kb: KnowledgeBase, repos: tuple[str, ...], facts: tuple[Any, ...]) -> tuple[tuple[str, Note, tuple[str, ...]], ...]:
-    """For each flag the user names (--enforce-eager...), the first knowledge-base step of a routed product that uses it."""
+def _flag_notes(
+    text: str, kb: KnowledgeBase, repos: tuple[str, ...], facts: tuple[Any, ...], *, problem: bool,
+) -> tuple[tuple[str, Note, tuple[str, ...]], ...]:
+    """For each flag the user names (--enforce-eager...), the first knowledge-base step of a routed
+    product that uses it. Not for a flag the user sets to a value in a question that reports no
+    failure: that flag is their plan ("can I use --max-model-len 131072?"), and a troubleshooting
+    step on it ("reduce --max-model-len") answers a failure they do not have."""
     if not repos:
         return ()
     covered = " ".join(f.text_en for f in facts)  # a product fact that explains the flag says it better
     out = []
     for flag in find_flags(text)[:3]:
-        if flag in covered:
+        if flag in covered or (not problem and _given_a_value(flag, text)):
             continue
         entries = [*((p.steps, p.sources) for p in kb.patterns), *((c.steps, c.sources) for c in kb.error_codes)]
         for notes, sources in entries:
@@ -314,6 +319,19 @@ def _flag_notes(text: str, kb: KnowledgeBase, repos: tuple[str, ...], facts: tup
                 out.append((flag, note, sources))
                 break
     return tuple(out)
+
+
+def _given_a_value(flag: str, text: str) -> bool:
+    """`flag` is followed by a value somewhere in `text`: "--x=anything", or a number, quoted or JSON
+    value or path after a space ("--max-model-len 131072"); a word after a space may be prose ("--x do")."""
+    start = text.find(flag)
+    while start != -1:
+        after = text[start + len(flag): start + len(flag) + 4]
+        rest = after.lstrip(" ")
+        if after.startswith("=") or (rest[:1].isdigit() or rest[:1] in "'\"{[/~."):
+            return True
+        start = text.find(flag, start + 1)
+    return False
 
 
 def _question_kind(text: str, signals: Signals, is_problem: bool) -> QuestionKind:
@@ -408,7 +426,7 @@ def diagnose(
     settled = bool(codes or incompat or any(v.status in ("mismatch", "unknown") for v in verdicts)
                    or (signature and probe.is_problem))
     facts, named_facts = _product_facts(text, routed, indexed_facts, 0 if settled else 2)
-    flag_notes = _flag_notes(text, kb, routed, facts)
+    flag_notes = _flag_notes(text, kb, routed, facts, problem=probe.is_problem)
     code_entries = _code_entries(low, kb, routed) if kind == "code" else ()
 
     refs: list[str] = []
@@ -717,13 +735,13 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
     for v in report.version_verdicts:
         if v.status == "mismatch" and v.component in ("chip", "image"):
             return with_pattern(t(f"c_{v.component}_release", found=v.found, expected=v.expected, va=v.vllm_ascend), None, v.sources)
+    # A release without a matrix row is not a diagnosis ("cannot be checked offline" explains no
+    # failure): the knowledge-base list says so, and the conclusion is left to what does explain it.
     for v in report.version_verdicts:
         if v.status == "mismatch":
             name = _PACKAGE_NAMES.get(v.component, v.component)
             versions = next((p for p in report.patterns if "versions_given" in p.features), None)
             return with_pattern(t("c_other_version", component=name, found=v.found, expected=v.expected, va=v.vllm_ascend), versions, v.sources)
-        if v.status == "unknown":
-            return with_pattern(t("c_unknown_version", va=v.found), None, v.sources)
     fact = next((f for f in report.product_facts
                  if getattr(f, "kind", "") in _SIGNATURE_FACT_KINDS and getattr(f, "id", "") in report.named_facts), None)
     if fact is not None:

@@ -29,10 +29,6 @@ T: dict[str, tuple[str, str]] = {
         "The image you run ({found}) is built for another chip; yours needs {expected}. Switch the image first.",
         "你使用的镜像（{found}）是为其他芯片构建的；你的芯片需要 {expected}。请先更换镜像。",
     ),
-    "c_unknown_version": (
-        "vllm-ascend {va} itself has no row in the compatibility matrix we hold, so its pairing cannot be checked offline; see the rows below and the versioning policy.",
-        "我们收录的兼容矩阵中没有 vllm-ascend {va} 本身这一行，无法离线核对配套关系；请参考下面的记录和版本策略文档。",
-    ),
     # zh: no bold title right after the bold label ("**可能相关：****…**" would break the Markdown)
     "c_pattern": ("**{title}**: common causes are {causes}.", "【{title}】：常见原因是{causes}。"),
     "nothing_with_lookups": (

@@ -181,11 +181,15 @@ def _fix_line(record: Resolution, t: dict[str, str]) -> str:
     return ""
 
 
-def thread_outcome(record: Resolution, language: Language) -> str:
+def thread_outcome(record: Resolution, language: Language, question: str = "", passage_text: str = "") -> str:
     """One line for a related thread that did not lead: how it was resolved and by whom, or "" when
-    it was not. Shown in place of an excerpt, since a thread's outcome is what a reader looks for."""
+    it was not, or when the thread shares no specific word with the question (then it is only alike
+    in words: its fix stated next to the question would read as this question's fix, so the excerpt
+    stays). Shown in place of an excerpt, since a thread's outcome is what a reader looks for."""
     # Someone else's comment in an unled thread is as often a "me too" with a log as a fix: the excerpt shows it.
     if not record.resolved or record.kind == "pull" or record.certainty < Certainty.REPORTER:
+        return ""
+    if question and not specific_words(question) & specific_words(f"{record.title}\n{passage_text}"):
         return ""
     t, who = _T[language], WHO[language]
     head = t["there"].format(who=who.get(record.said_by, who["user"]), confirmed=t["confirmed"] if record.confirmed else "")

@@ -29,3 +29,11 @@ def test_the_mtp_advice_does_not_repeat_the_failing_config() -> None:
 def test_a_pattern_matched_on_words_only_offers_no_command() -> None:
     out = triage("MTP draft model acceptance rate is 0% and startup fails with an error", ["vllm-project/vllm-ascend"], "en")
     assert out.text.startswith("**Possibly related:**") and "```" not in out.text
+
+
+def test_a_flag_the_user_plans_to_set_gets_no_troubleshooting_step() -> None:
+    def noted(question: str) -> bool:
+        return any(flag == "--max-model-len" for flag, _, _ in diagnose(question, repos=("vllm-project/vllm-ascend",)).flag_notes)
+
+    assert not noted("Can I raise --max-model-len 131072 with YaRN rope scaling on vllm-ascend?")
+    assert noted("What does --max-model-len do on vllm-ascend?")  # named without a value: explained

@@ -114,6 +114,9 @@ def test_a_related_thread_shows_how_it_was_resolved_instead_of_an_excerpt() -> N
     assert thread_outcome(record_of(mem, opened), "en") == ""  # nothing said: the excerpt stays
     assert "Fixed by #5" in thread_outcome(record_of(mem, passage(4, "graph mode hangs")), "en")
     assert thread_outcome(record_of(mem, resolved), "zh").startswith("该帖的解决方式（维护者，提问者确认有效）：")
+    # Alike only in words (an ImportError of another library): its fix would read as this question's fix.
+    assert thread_outcome(record_of(mem, resolved), "en", "ImportError: libother.so: cannot open", resolved.text) == ""
+    assert thread_outcome(record_of(mem, resolved), "en", "numpy.float is gone after pip install", "numpy.float removed") == line
     out = triage("my server fails with numpy", [REPO], "en", passages=[resolved, opened],
                  thread_outcomes={resolved.url: line})
     assert line in out.text and "again numpy float" in out.text  # the unresolved thread keeps its excerpt
