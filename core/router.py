@@ -39,7 +39,10 @@ from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
 from core.vocabulary.map import VocabularyMap, VocabularyVotes
-from core.vocabulary.tokens import ENV, FILE, FLAG, IMAGE, KEY, MODULE, RELEASE, question_tokens, release_tokens
+from core.vocabulary.tokens import (
+    ENV, FILE, FLAG, IMAGE, KEY, MODULE, RELEASE, file_tokens, flag_tokens, image_tokens, module_tokens, release_tokens,
+    word_tokens,
+)
 
 Action = Literal["research", "clarify", "out_of_scope"]
 
@@ -356,7 +359,10 @@ def names_an_identifier(text: str) -> bool:
     """The text names something a product's vocabulary could own: a flag, an env var, a snake_case
     key, a module or file path, an image or release tag. Model names, chips, formats (W8A8) and
     prose do not count: a thread that shares only those says nothing about which stack the user runs."""
-    return any(kind in _IDENTIFIER_KINDS for kind, _ in question_tokens(text))
+    for tokens in (flag_tokens, module_tokens, image_tokens, release_tokens, file_tokens):
+        if next(iter(tokens(text)), None) is not None:
+            return True
+    return any(kind in _IDENTIFIER_KINDS for kind, _ in word_tokens(text))  # env vars and snake_case keys
 
 
 def _route(
