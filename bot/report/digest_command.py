@@ -2,14 +2,15 @@
 the channel DIGEST_CHANNELS names for it (`{"slack:T0123": "C0456"}`); run it weekly from cron.
 
 Each workspace's digest is built from its own report (its own scope: no other team's numbers).
-Posting goes through the platform's existing client; Slack is wired (chat.postMessage with
-SLACK_BOT_TOKEN). Telegram, Feishu and WeCom are not yet: their digests print with --dry-run and are
-reported as not posted otherwise.
+Posting goes through each platform's own sender (bot/report/post.py): Slack `chat.postMessage`,
+Feishu's create-message call, Telegram's and WeCom's responders (WeCom over the long connection
+only). A workspace whose platform cannot post is reported and the others still post.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import uuid
 from typing import Any
 
 from bot.report.access import workspace_scope
@@ -17,26 +18,15 @@ from bot.report.data import ReportRangeError, build_report, check_days
 from bot.report.digest import digest_text
 from bot.report.limits import LogLimits
 from bot.report.log import AnswerLog, split_scope
+from bot.report.post import NotPosted, Place, Poster
 
 DEFAULT_DAYS = 7
-POSTING_PLATFORMS = ("slack",)
 
 
 def add_parser(sub: Any) -> None:
     digest = sub.add_parser("digest", help="post each opted-in workspace's weekly digest (DIGEST_CHANNELS)")
     digest.add_argument("--days", type=int, default=DEFAULT_DAYS, help=f"the last N days, 1..366 (default {DEFAULT_DAYS})")
     digest.add_argument("--dry-run", action="store_true", help="print each digest instead of posting it")
-
-
-async def post_digest(settings: Any, scope: str, channel: str, text: str) -> None:
-    """Post `text` to `channel` of the workspace `scope` with the platform's client."""
-    platform, _ = split_scope(scope)
-    if platform != "slack":
-        raise NotImplementedError(f"posting a digest to {platform} is not wired yet")
-    from adapters.slack.client import build_client  # noqa: PLC0415 - only when posting
-
-    client = build_client(settings)
-    await client.chat_postMessage(channel=channel, text=text, unfurl_links=False, unfurl_media=False)
 
 
 async def cmd_digest(args: argparse.Namespace, settings: Any) -> int:
@@ -68,20 +58,21 @@ async def cmd_digest(args: argparse.Namespace, settings: Any) -> int:
     failed = 0
     try:
         answer_log = AnswerLog(redis, keys, LogLimits.from_settings(settings), Redactor.from_settings(settings))
-        for scope, channel in sorted(channels.items()):
-            text = digest_text(await build_report(answer_log, redis, keys, workspace_scope(scope), days))
-            if args.dry_run:
+        digests = [(scope, channel, digest_text(await build_report(answer_log, redis, keys, workspace_scope(scope), days)))
+                   for scope, channel in sorted(channels.items())]
+        if args.dry_run:
+            for scope, channel, text in digests:
                 print(f"--- {scope} -> {channel}\n{text}\n")
-                continue
-            try:
-                await post_digest(settings, scope, channel, text)
-                print(f"digest: posted {scope} -> {channel}", file=sys.stderr)
-            except NotImplementedError as exc:
-                failed += 1
-                print(f"digest: {scope}: {exc} (print it with --dry-run)", file=sys.stderr)
-            except Exception as exc:  # noqa: BLE001 - one workspace's failure must not stop the others
-                failed += 1
-                print(f"digest: {scope}: could not post ({type(exc).__name__})", file=sys.stderr)
+            return 0
+        async with Poster(settings, redis) as poster:
+            for scope, channel, text in digests:
+                platform, workspace = split_scope(scope)
+                try:
+                    await poster.post(Place(platform, workspace, channel), text, "en", f"digest-{uuid.uuid4().hex}")
+                    print(f"digest: posted {scope} -> {channel}", file=sys.stderr)
+                except NotPosted as exc:
+                    failed += 1
+                    print(f"digest: {scope}: not posted: {exc} (print it with --dry-run)", file=sys.stderr)
     except (RedisError, OSError) as exc:
         print(f"digest: cannot read Redis ({type(exc).__name__})", file=sys.stderr)
         return 1

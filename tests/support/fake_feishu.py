@@ -44,6 +44,7 @@ class FakeMessage:
     in_thread: bool
     uuid: str
     edits: list[dict[str, Any]] = field(default_factory=list)  # every PATCHed card, in order
+    chat_id: str = ""  # a message created in a chat (not a reply): its receive_id
 
 
 @dataclass
@@ -142,6 +143,7 @@ class FakeFeishu:
             Route("/open-apis/auth/v3/tenant_access_token/internal", self._token, methods=["POST"]),
             Route("/open-apis/bot/v3/info", self._bot_info, methods=["GET"]),
             Route("/open-apis/im/v1/messages/{message_id}/reply", self._reply, methods=["POST"]),
+            Route("/open-apis/im/v1/messages", self._create, methods=["POST"]),
             Route("/open-apis/im/v1/messages/{message_id}", self._patch, methods=["PATCH"]),
             Route("/open-apis/cardkit/v1/cards", self._create_card, methods=["POST"]),
             Route("/open-apis/cardkit/v1/cards/{card_id}", self._update_card, methods=["PUT"]),
@@ -207,6 +209,33 @@ class FakeFeishu:
         if request_uuid:
             self._by_uuid[request_uuid] = message_id
         return JSONResponse({"code": 0, "msg": "ok", "data": {"message_id": message_id, "msg_type": msg_type}})
+
+    async def _create(self, request: Request) -> JSONResponse:
+        """Send a message to a chat (im/v1/messages?receive_id_type=chat_id): text only here."""
+        if (denied := self._authorized(request)) is not None:
+            return denied
+        if request.query_params.get("receive_id_type") != "chat_id":
+            return self._violation("receive_id_type is not chat_id", 9499)
+        raw = await request.body()
+        body = json.loads(raw)
+        content_raw = body.get("content")
+        if not isinstance(content_raw, str):
+            return self._violation("content is not a JSON string", 9499)
+        if body.get("msg_type") != "text" or not isinstance(json.loads(content_raw).get("text"), str):
+            return self._violation("this fake creates text messages only", 9499)
+        if len(raw) > TEXT_LIMIT:
+            return self._violation(f"text body of {len(raw)} bytes over {TEXT_LIMIT}", TOO_LONG)
+        if not isinstance(body.get("receive_id"), str) or not body["receive_id"]:
+            return self._violation("no receive_id", 9499)
+        request_uuid = body.get("uuid") or ""
+        if request_uuid and request_uuid in self._by_uuid:
+            return JSONResponse({"code": 0, "msg": "ok", "data": {"message_id": self._by_uuid[request_uuid]}})
+        message_id = self._new_id("om_bot")
+        self.messages[message_id] = FakeMessage(message_id, "text", json.loads(content_raw), "", False, request_uuid,
+                                                chat_id=body["receive_id"])
+        if request_uuid:
+            self._by_uuid[request_uuid] = message_id
+        return JSONResponse({"code": 0, "msg": "ok", "data": {"message_id": message_id, "msg_type": "text"}})
 
     async def _patch(self, request: Request) -> JSONResponse:
         if (denied := self._authorized(request)) is not None:
