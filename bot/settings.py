@@ -99,6 +99,9 @@ class Settings(ResearchSettings, *(p.settings for p in platforms()), AdapterSett
 
     # --- escalation (`escalate` in a thread, core/escalate.py, docs/triage.md) -----------------------
     escalate_file_directly: bool = False  # file through the API with GITHUB_TOKEN / GITCODE_TOKEN, not a pre-filled link
+    # workspaces whose escalated threads hear back: a maintainer's reply or a close that `sync --issues`
+    # finds is posted once into the thread (platform:workspace, like ADMIN_TOKENS; bot/issues/followup.py)
+    escalation_followup_workspaces: list[str] = Field(default_factory=list)
 
     def maintainers_for(self, repo: str) -> tuple[str, ...]:
         return tuple(dict.fromkeys([*self.issues_maintainers.get("*", []), *self.issues_maintainers.get(repo, [])]))
