@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core.messages import Language, Source
+from core.releases.ranges import NO_RANGE, Releases
 from core.signals import CHIP_IDS, FEATURE_TOKENS
 
 KNOWLEDGE_DIR = Path(__file__).with_name("knowledge")
@@ -86,6 +87,7 @@ class Note:
     text_zh: str
     products: tuple[str, ...]
     when: tuple[str, ...] = ()
+    releases: Releases = NO_RANGE  # vllm-ascend releases it holds on (core/releases/ranges.py)
 
     def text(self, language: Language) -> str:
         return self.text_zh if language == "zh" else self.text_en
@@ -98,6 +100,7 @@ class Command:
     run: str
     products: tuple[str, ...]
     when: tuple[str, ...] = ()
+    releases: Releases = NO_RANGE
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,7 @@ class Incompatibility:
     workaround_en: str
     workaround_zh: str
     sources: tuple[str, ...]
+    releases: Releases = NO_RANGE
 
     def title(self, language: Language) -> str:
         return self.title_zh if language == "zh" else self.title_en
@@ -352,6 +356,7 @@ class EnvVar:
     purpose_en: str
     purpose_zh: str
     source: str
+    releases: Releases = NO_RANGE
 
     def purpose(self, language: Language) -> str:
         return self.purpose_zh if language == "zh" else self.purpose_en
@@ -522,7 +527,7 @@ def _notes(r: _Reader, key: str, known: frozenset[str], entry: tuple[str, ...], 
     for i, item in enumerate(raw):
         n = _Reader(r.file, f"{r.where}.{key}[{i}]", item)
         products = _products(n, known, within=entry) if "products" in n.obj else entry
-        out.append(Note(n.str("en"), n.str("zh"), products, _when(n)))
+        out.append(Note(n.str("en"), n.str("zh"), products, _when(n), _releases(n)))
     return tuple(out)
 
 
@@ -537,7 +542,7 @@ def _commands(r: _Reader, known: frozenset[str], entry: tuple[str, ...]) -> tupl
             continue
         c = _Reader(r.file, f"{r.where}.commands[{i}]", item)
         products = _products(c, known, within=entry) if "products" in c.obj else entry
-        out.append(Command(c.str("run"), products, _when(c)))
+        out.append(Command(c.str("run"), products, _when(c), _releases(c)))
     return tuple(out)
 
 
@@ -660,6 +665,23 @@ def _parse_hardware(data: Any, known: frozenset[str]) -> tuple[tuple[Chip, ...],
     return tuple(chips), TextFact(soc.str("text_en"), soc.str("text_zh"), soc.source())
 
 
+def _releases(r: _Reader) -> Releases:
+    """`since` / `until` / `not_in` of an item (written by core/releases/ranges.py from a clone), and
+    the `range_anchor` regex it was derived from, checked to compile."""
+    anchor = r.obj.get("range_anchor")
+    if anchor is not None:
+        a = r.child("range_anchor")
+        try:
+            re.compile(a.str("pattern"))
+        except re.error as exc:
+            raise a.fail(f"pattern does not compile: {exc}") from None
+        a.str("path")
+    if "range_from" in r.obj:
+        r.str("range_from")
+    not_in = tuple(_release_of(r, v) for v in r.strs("not_in")) if "not_in" in r.obj else ()
+    return Releases(_release(r, "since"), _release(r, "until"), not_in)
+
+
 def _release(r: _Reader, key: str) -> str | None:
     value = r.opt_str(key)
     return None if value is None else _release_of(r, value)
@@ -727,6 +749,7 @@ def _parse_incompatibilities(data: Any, known: frozenset[str]) -> tuple[Incompat
                 workaround_en=r.str("workaround_en"),
                 workaround_zh=r.str("workaround_zh"),
                 sources=r.sources(),
+                releases=_releases(r),
             )
         )
     _unique(file, [c.id for c in out], "id")
@@ -892,7 +915,7 @@ def _parse_env_vars(data: Any, known: frozenset[str]) -> tuple[EnvVar, ...]:
         out.append(
             EnvVar(
                 r.str("name"), r.str("scope"), _products(r, known), value, r.str("example"),
-                r.str("purpose_en"), r.str("purpose_zh"), r.source(),
+                r.str("purpose_en"), r.str("purpose_zh"), r.source(), _releases(r),
             )
         )
     _unique(file, [v.name for v in out], "variable")

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 from core.signals import find_chips
 from core.knowledge_base import KNOWLEDGE_DIR, Repository, _load_json, _parse_repositories, _resolve_source
 from core.messages import Language, Source
+from core.releases.ranges import NO_RANGE, Releases
 
 PRODUCTS_DIR = KNOWLEDGE_DIR / "products"
 
@@ -43,6 +44,7 @@ _REPO_PATH = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<path>[^\s:]+
 _LITERAL_VERSION = re.compile(
     r"(?<![\w.<-])v?\d+\.\d+(?:\.\d+|\.rc\d+)(?:rc\d+)?(?:\.post\d+)?(?![\w.>])", re.IGNORECASE
 )
+_RELEASE = re.compile(r"^\d{1,3}\.\d{1,3}\.\d{1,4}(?:rc\d{1,3})?(?:\.post\d{1,3})?$")
 # A lower bound ("pydantic>=2.10.1") is a requirement, not somebody's example version.
 _LOWER_BOUND = re.compile(r"(?:>=|~=|>)\s*v?\d[\w.]*")
 
@@ -63,6 +65,7 @@ class ProductFact:
     text_zh: str
     commands: tuple[str, ...]
     source: str  # https URL or owner/name:path
+    releases: Releases = NO_RANGE  # vllm-ascend releases it holds on (core/releases/ranges.py writes them)
 
     def title(self, language: Language) -> str:
         return self.title_zh if language == "zh" else self.title_en
@@ -187,6 +190,11 @@ def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: P
             raise _fail(file, where, f"command {c!r} holds a literal version; use a placeholder like <vllm-version>")
     source = _str(file, where, entry, "source", 300)
     _check_source(file, where, source, known, repos_dir)
+    bounds = {k: entry[k] for k in ("since", "until") if k in entry}
+    not_in = _strs(file, where, entry, "not_in", required=False)
+    for value in (*bounds.values(), *not_in):
+        if not isinstance(value, str) or not _RELEASE.match(value):
+            raise _fail(file, where, f"release {value!r} is not like X.Y.Z[rcN][.postN] (no leading 'v')")
     return ProductFact(
         id=fact_id,
         products=products,
@@ -198,6 +206,7 @@ def _parse_fact(file: str, index: int, entry: Any, known: set[str], repos_dir: P
         text_zh=text_zh,
         commands=commands,
         source=source,
+        releases=Releases(bounds.get("since"), bounds.get("until"), not_in),
     )
 
 

@@ -42,6 +42,7 @@ from core.messages import Language, Source
 from core.environment import Environment, environment_from_session, read_environment, updated
 from core.release_check import NO_CHECK, ReleaseCheck, VersionVerdict, check_release, find_row, norm_version, release_line
 from core.release_matrix import current_knowledge
+from core.releases.ranges import needs, outside
 from core.signals import PACKAGES, Signals, extract_signals, find_env_names, find_flags, find_versions, mentions_main_branch
 from core.resolution.answer import Match
 from core.resolution.answer import lead as resolution_lead
@@ -113,6 +114,7 @@ class DiagnosticReport:
     release_check: ReleaseCheck = NO_CHECK  # the environment against its matrix row (core/release_check.py)
     environment: Environment = Environment()  # the thread's environment after this message
     message_environment: Environment = Environment()  # what this message itself stated
+    release: str = ""  # the user's vllm-ascend release, when routed there: advice outside its range is left out
 
     @property
     def is_problem(self) -> bool:
@@ -414,7 +416,10 @@ def diagnose(
     lookups = _version_lookups(text, signals, verdicts, kb) if matrix_on else ()
     main = kb.matrix.main_branch if matrix_on and on_main else None
     tokens = signals.tokens
-    incompat = tuple(c for c in kb.incompatibilities if c.matches(tokens) and _in_scope(c.products, routed))
+    # Advice that names what the user's release does not have yet (or no longer has) is left out.
+    user_release = (env.get("vllm-ascend") or "") if VLLM_ASCEND in routed else ""
+    incompat = tuple(c for c in kb.incompatibilities if c.matches(tokens) and _in_scope(c.products, routed)
+                     and not outside(c.releases, user_release))
     chips = tuple(c for c in (kb.chip(cid) for cid in signals.chips) if c is not None)
     named_chips = tuple(c.id for c in chips if c.id in named.chips or c.support != "supported")
     patterns, signature = _match_patterns(text, low, signals, kb, routed)
@@ -426,7 +431,9 @@ def diagnose(
     settled = bool(codes or incompat or any(v.status in ("mismatch", "unknown") for v in verdicts)
                    or (signature and probe.is_problem))
     facts, named_facts = _product_facts(text, routed, indexed_facts, 0 if settled else 2)
+    facts = tuple(f for f in facts if not outside(getattr(f, "releases", None), user_release))
     flag_notes = _flag_notes(text, kb, routed, facts, problem=probe.is_problem)
+    flag_notes = tuple(x for x in flag_notes if not outside(x[1].releases, user_release))
     code_entries = _code_entries(low, kb, routed) if kind == "code" else ()
 
     refs: list[str] = []
@@ -456,7 +463,7 @@ def diagnose(
         signals, tuple(codes), tuple(unknown), patterns, incompat, verdicts, chips, checklist, sources, policy,
         repos=routed, env_vars=env_vars, version_lookups=lookups, main_branch=main, code_entries=code_entries,
         product_facts=facts, flag_notes=flag_notes, signature_patterns=signature, kind=kind, text_low=low, named_chips=named_chips,
-        named_facts=named_facts, release_check=release, environment=env, message_environment=stated,
+        named_facts=named_facts, release_check=release, environment=env, message_environment=stated, release=user_release,
     )
 
 
@@ -471,6 +478,15 @@ def _markers_of(text: str) -> frozenset[str]:
     from core.product_scope import text_markers  # noqa: PLC0415 - product_scope imports this module's users only
 
     return frozenset(m.rstrip("=") for m in text_markers(text)) | frozenset(find_env_names(text))
+
+
+def _range_note(releases: Any, report: DiagnosticReport, language: Language) -> str:
+    """" (needs v0.14.0rc1 or later)" for a named variable their release lacks; " (v0.11.0rc0+)" when
+    their release is unknown; "" when it holds (core/releases/ranges.py)."""
+    if not releases or (report.release and not outside(releases, report.release)):
+        return ""
+    text = needs(releases, report.release or None, language)
+    return f"（{text}）" if language == "zh" and text else (f" ({text})" if text else "")
 
 
 def _fact_source(fact: Any, kb: KnowledgeBase) -> Source:
@@ -502,13 +518,14 @@ def _notes(notes: Iterable[Note], report: DiagnosticReport) -> list[Note]:
     # The research tool's report has no routed repositories: it shows every product's notes, labelled.
     if not report.repos:
         return [n for n in notes if not n.when or any(w in report.text_low for w in n.when)]
-    return [n for n in notes if _applies(n.products, n.when, report)]
+    return [n for n in notes if _applies(n.products, n.when, report) and not outside(n.releases, report.release)]
 
 
 def _commands(commands: Iterable[Command], report: DiagnosticReport) -> list[str]:
     out = []
     for c in commands:
-        if _applies(c.products, c.when, report) and not (report.is_problem and _already_tried(c.run, report.text_low)):
+        if _applies(c.products, c.when, report) and not outside(c.releases, report.release) \
+                and not (report.is_problem and _already_tried(c.run, report.text_low)):
             out.append(_fill(c.run, report.signals))
     return out
 
@@ -679,7 +696,7 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
     # A product fact about the same variable says it better (per product, with its default); show one.
     fact_titles = " ".join(f.title_en for f in report.product_facts)
     for v in (v for v in report.env_vars if v.name not in fact_titles):
-        line = t("env_var", name=v.name, scope=v.scope, purpose=v.purpose(lang))
+        line = t("env_var", name=v.name, scope=v.scope, purpose=v.purpose(lang)) + _range_note(v.releases, report, lang)
         if v.value == "user":
             line += t("env_user_value")
         out.append((v.products, line + (" " + _label(v.products, kb, t) if label else ""), (v.source,)))
@@ -694,7 +711,8 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
     for flag, note, sources in report.flag_notes:
         out.append((note.products, f"`{flag}`{t('colon')}{note.text(lang)}", sources))
     for f in report.product_facts:
-        out.append((tuple(f.products), f"**{f.title(lang)}**{t('colon')}{f.text(lang)}", ()))
+        span = _range_note(getattr(f, "releases", None), report, lang)
+        out.append((tuple(f.products), f"**{f.title(lang)}**{span}{t('colon')}{f.text(lang)}", ()))
     return out
 
 

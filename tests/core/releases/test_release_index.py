@@ -29,7 +29,9 @@ def test_passages_come_from_the_users_release_marked_and_linked_at_its_commit(re
     assert "on by default" in at_main.text and at_main.release == ""  # no pins: main, as before
     commit = tag_commit(clone, "v0.9.1")
     with reading_at({REPO: ReleaseChoice(REPO, "0.9.1", "v0.9.1", commit)}):
-        [at_tag, *_] = retriever.search(question, [REPO], 3)
+        found = retriever.search(question, [REPO], 3)
+    # the FAQ as it read at v0.9.1 (knowledge-base facts, the same at every release, may rank beside it)
+    at_tag = next(p for p in found if p.path == "docs/source/faqs.md")
     assert "off by default in this release" in at_tag.text and at_tag.release == "v0.9.1"
     assert at_tag.url.startswith(f"{BASE}/blob/{commit}/docs/source/faqs.md")
     assert retriever.search(question, [REPO], 3)[0].release == ""  # the pin ended with its answer
@@ -75,4 +77,5 @@ def test_a_server_builds_a_new_tag_in_the_background_and_answers_from_main_meanw
     while any(t.name == "release-index-v0.9.1" for t in threading.enumerate()) and time.monotonic() < deadline:
         time.sleep(0.05)
     index = releases.index_for(REPO, "v0.9.1", commit)
-    assert index is not None and "off by default in this release" in index.search("how do I turn on graph mode", [REPO], 1)[0].text
+    assert index is not None
+    assert any("off by default in this release" in p.text for p in index.search("how do I turn on graph mode", [REPO], 3))
