@@ -55,6 +55,7 @@ QUESTION_STEPS = (QUESTION_CHARS, 600, 250, 100)
 MAX_SOURCES = 8
 MAX_RECORDS = 5  # escalations a thread remembers
 TRIMMED = "\n\n(trimmed)"
+REFERENCE_PREFIX = "aic-ref:"  # + the question's digest, in the body's first line (`reference`)
 _HOSTS: Mapping[Forge, str] = {"github": "https://github.com", "gitcode": "https://gitcode.com"}
 _NEW_PAGE: Mapping[Forge, str] = {"github": "issues/new", "gitcode": "issues/create"}
 # `@user`, `@org/team` at a word start notify people on GitHub and GitCode; `<@U123>` is Slack's form.
@@ -95,7 +96,7 @@ class EscalationJournal(Protocol):
     raise: the user's link matters more than a report line."""
 
     async def escalated(self, where: InboundMessage, escalation: Escalation, question: str, issue_url: str,
-                        state: str, at: float) -> None: ...
+                        state: str, at: float, language: Language = "en") -> None: ...
 
 
 class NoQuestion(Exception):
@@ -128,7 +129,8 @@ class Escalator:
         kept = record(escalation, filed or "", now)
         await sessions.update(key, lambda s: replace(s, escalations=remembered(s.escalations, kept)))
         if self._journal is not None and where is not None and is_news(session.escalations, kept):
-            await self._journal.escalated(where, escalation, question, kept["url"], "filed" if filed else "opened", now)
+            await self._journal.escalated(where, escalation, question, kept["url"], "filed" if filed else "opened", now,
+                                          language)
         return Reply(ReplyKind.NOTICE, escalation_text(escalation, language, filed), language, repos=(escalation.repo,))
 
 
@@ -178,10 +180,12 @@ def build_escalation(
     errors = list(dict.fromkeys(safe(e.line) for e in seen.errors))
     sources = [(safe(c.get("title", "")), c.get("url", "")) for c in checked[:MAX_SOURCES]]
 
+    question_id = question_digest(question)
+
     def body_with(question_chars: int) -> str:
         return _body(zh=forge == "gitcode",  # MindIE and msModelSlim maintainers triage in Chinese
                      question=_clip(words, question_chars), environment=environment, command=command,
-                     errors=errors, checked=sources)
+                     errors=errors, checked=sources, ref=question_id)
 
     labels = ("bug",) if seen.errors else ("question",)
     api_repo = info.issue_tracker.api_repo
@@ -191,7 +195,7 @@ def build_escalation(
             break
     trimmed = cut or len(words) > chars
     return Escalation(info.repo, info.display_name, forge, api_repo, title, body_with(QUESTION_CHARS), labels, url,
-                      trimmed, question_digest(question))
+                      trimmed, question_id)
 
 
 def new_issue_url(forge: Forge, api_repo: str, title: str, body: str, labels: Sequence[str]) -> tuple[str, bool]:
@@ -300,10 +304,19 @@ _HEADINGS = {
 }
 
 
+def reference(question_id: str) -> str:
+    """The marker the body starts with, an HTML comment (hidden where the forge renders Markdown):
+    the issue a user files from the pre-filled link is found by it after a `sync --issues`, so the
+    maintainer's answer can go back to the thread (bot/issues/followup.py). At the top, so a body cut
+    to fit the URL keeps it."""
+    return f"<!-- {REFERENCE_PREFIX}{question_id} -->"
+
+
 def _body(*, zh: bool, question: str, environment: list[str], command: str, errors: list[str],
-          checked: list[tuple[str, str]]) -> str:
+          checked: list[tuple[str, str]], ref: str = "") -> str:
     h_question, h_env, h_command, h_logs, h_checked, no_env, no_checked, footer = _HEADINGS[zh]
-    parts = [f"### {h_question}\n\n{_balanced(question.strip())}", f"### {h_env}\n\n" + ("\n".join(environment) or no_env)]
+    parts = [reference(ref)] if ref else []
+    parts += [f"### {h_question}\n\n{_balanced(question.strip())}", f"### {h_env}\n\n" + ("\n".join(environment) or no_env)]
     if command:
         parts.append(f"### {h_command}\n\n~~~\n{_unfenced(command)}\n~~~")
     if errors:

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from bot.issues.followup import run_followups
 from bot.issues.hosts import BadItem, GitCodeIssues, GitHubIssues, IssueHost, Limits, item_number, to_stored, wants_comments
 from bot.issues.http import ApiError, Clock, HostClient, Policy, SystemClock
 from bot.issues.state import ListedNumbers, Pending, RepoState, StateError, SyncState
@@ -456,4 +457,6 @@ async def run_issues_sync(
 
     outcomes = await sync_issues(settings, repos, max_pages=max_pages, clock=clock, progress=say, full=full)
     indexed = await reindex_changed(settings, [o.repo for o in outcomes if o.ok and o.changed], say)
-    return 0 if indexed and all(o.ok for o in outcomes) else 1
+    # what upstream said on escalated issues goes back to their threads (opt-in per workspace)
+    followed = await run_followups(settings, say)
+    return 0 if indexed and followed and all(o.ok for o in outcomes) else 1

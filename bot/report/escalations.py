@@ -18,12 +18,14 @@ import logging
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot.report.limits import LogLimits
 from bot.report.log import QUESTION_CHARS, append_bounded, scopes_in, split_scope
+from bot.report.post import place_context
 from core.escalate import Escalation
 from core.keys import Keys
 from core.messages import InboundMessage
@@ -49,6 +51,8 @@ class EscalationRecord:
     issues_page: str  # the repository's issues list (what the operator is shown for an opened one)
     question: str  # clipped and redacted
     question_id: str  # core/escalate.py's digest: one escalation per question and thread
+    language: str = ""  # the thread's (en | zh): a follow-up speaks it
+    place: tuple[tuple[str, Any], ...] = ()  # what a follow-up needs to answer there (bot/report/post.py)
 
     @property
     def scope(self) -> str:
@@ -67,7 +71,7 @@ class EscalationLog:
         return self._redact(text)
 
     async def escalated(self, where: InboundMessage, escalation: Escalation, question: str, issue_url: str,
-                        state: str, at: float) -> None:
+                        state: str, at: float, language: str = "") -> None:
         """Store one escalation (core/escalate.py's EscalationJournal). A Redis failure is logged, not
         raised: the user already has the link."""
         scope = f"{where.platform}:{where.workspace}"
@@ -77,7 +81,8 @@ class EscalationLog:
                 "issues_page": escalation.issues_page,
                 # redacted before clipping, so a token cut in half by the clip is still recognised
                 "question": " ".join(self._redact(question).split())[:QUESTION_CHARS],
-                "question_id": escalation.question_id}
+                "question_id": escalation.question_id, "language": language or where.language,
+                "place": place_context(where.reply_context)}
         try:
             await self.append(scope, json.dumps(body, ensure_ascii=False), at)
         except (RedisError, OSError) as exc:
@@ -114,7 +119,10 @@ def _record(entry_id: bytes | str, fields: dict) -> EscalationRecord | None:
         values = [v[name] for name in names]
         if not all(isinstance(x, str) for x in values):
             raise ValueError("not a record")
-        return EscalationRecord(ms / 1000, *values)
+        language = v.get("language") if v.get("language") in ("en", "zh") else ""
+        place = v.get("place") if isinstance(v.get("place"), dict) else {}
+        return EscalationRecord(ms / 1000, *values, language=language,
+                                place=tuple(sorted(place_context(place).items())))
     except (AttributeError, KeyError, TypeError, ValueError):
         log.warning("escalation log: skipped an unreadable record")
         return None
