@@ -25,6 +25,7 @@ from core.escalate import build_escalation
 from core.keys import Keys
 from core.messages import InboundMessage
 from core.research.redact import Redactor
+from tests.support.fake_feishu import FakeFeishu
 from tests.support.fake_issue_host import FakeIssueHost, HostedIssue
 from tests.support.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.support.fake_telegram import BOT_ID as TG_BOT_ID
@@ -274,3 +275,18 @@ async def test_followups_read_only_their_workspaces(redis, keys, make_settings, 
     async with Poster(settings, redis) as poster:
         outcome = await Followups(settings, redis, keys, poster).run()
     assert outcome.watched == 1 and outcome.posted == 0
+
+
+async def test_a_feishu_thread_hears_back_as_a_reply_in_the_thread(redis, keys, make_settings, tmp_path, github, slack):
+    github.issues[REPO] = [issue(comments=[said("dev1", "fixed in 0.9.2", "MEMBER", NOW + 7_200)])]
+    await escalate(redis, keys, platform="feishu", workspace="tk", channel="oc_chat", thread="om_root",
+                   context={"reply_to": "om_escalate", "in_thread": True})
+    async with FakeFeishu() as feishu:
+        settings = settings_with(make_settings, tmp_path, github, slack, feishu_app_id=feishu.app_id,
+                                 feishu_app_secret=feishu.app_secret, feishu_verification_token="v-token",
+                                 feishu_encrypt_key="k" * 16, feishu_api_url=feishu.url,
+                                 escalation_followup_workspaces=["feishu:tk"])
+        assert await sync(settings) == 0
+        (reply,) = feishu.replies_to("om_escalate")
+        shown = feishu.visible_text(reply)
+        assert reply.in_thread and "fixed in 0.9.2" in shown and ISSUE_URL in shown and not feishu.violations
