@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from bot.report.escalations import EscalationLog, EscalationRecord
 from bot.report.limits import LogLimits
@@ -177,14 +178,14 @@ class Followups:
         self._poster = poster
         self._now = time.time() if now is None else now
         self._redact = Redactor.from_settings(settings)
+        self._journal = EscalationLog(redis, keys, LogLimits.from_settings(settings), self._redact)
 
     async def run(self) -> FollowupOutcome:
         outcome = FollowupOutcome()
         scopes = sorted(set(self._settings.escalation_followup_workspaces))
         if not scopes:
             return outcome
-        journal = EscalationLog(self._redis, self._keys, LogLimits.from_settings(self._settings), self._redact)
-        tracked = await tracked_escalations(journal, scopes, self._now)
+        tracked = await tracked_escalations(self._journal, scopes, self._now)
         outcome.watched = len(tracked)
         by_repo: dict[str, list[Tracked]] = defaultdict(list)
         for item in tracked:
@@ -255,6 +256,12 @@ class Followups:
             # released: the next sync tries again (the delivery record keeps a partial post from repeating)
             await self._redis.delete(*(_claim_key(self._keys, item, issue.number, e) for e, _ in claimed))
             outcome.failed.append(f"{item.scope} {record.repo}#{issue.number}: not posted: {exc}")
+            return
+        try:  # the report and the digest show it: answered upstream, or closed
+            await self._journal.progressed(record, "closed" if issue.state == "closed" else "answered", issue.url,
+                                           self._now)
+        except (RedisError, OSError) as exc:
+            log.warning("could not store an escalation's new state: %s", type(exc).__name__)
 
 
 async def run_followups(settings: Any, say: Callable[[str], None] = print, *, now: float | None = None) -> bool:
@@ -270,7 +277,6 @@ async def run_followups(settings: Any, say: Callable[[str], None] = print, *, no
         say("escalation follow-up: skipped: set REDIS_URL to the Redis the bot uses (the escalations live there)")
         return False
     import redis.asyncio as aioredis  # noqa: PLC0415
-    from redis.exceptions import RedisError  # noqa: PLC0415
 
     redis = aioredis.Redis.from_url(settings.redis_url)
     try:

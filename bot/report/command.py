@@ -47,7 +47,7 @@ def _summary(report: dict[str, Any]) -> str:
         f"; {product}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
         for product, states in escalations["by_product"].items()))
     for item in escalations["items"][:5]:  # a pre-filled link is kilobytes long: an opened one names its thread
-        where = item["issue"] if item["state"] == "filed" else (item["link"] or item["thread"])
+        where = item["issue"] if item["state"] != "opened" else (item["link"] or item["thread"])
         lines.append(f"  {item['day']} {item['product']} {item['state']}: {where}")
     if report["truncated"]:
         lines.append(f"(stopped after {report['records_read']} records)")

@@ -24,7 +24,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.report.access import AdminScope
-from bot.report.escalations import EscalationLog, EscalationRecord
+from bot.report.escalations import ISSUE_STATES, EscalationLog, EscalationRecord
 from bot.report.feedback import votes_of, voted_traces
 from bot.report.limits import MAX_DAYS
 from bot.report.links import thread_link, thread_reference
@@ -386,7 +386,7 @@ async def escalations_section(
 
 def _escalation_shown(record: EscalationRecord, shows_text: bool, redact: Callable[[str], str]) -> dict[str, str]:
     # A pre-filled link carries the question in its body: only the workspace's admins get it.
-    issue = record.url if record.state == "filed" or shows_text else record.issues_page
+    issue = record.url if record.state in ISSUE_STATES or shows_text else record.issues_page
     shown = {"day": day_of(record.at), "workspace": record.scope, "product": record.product, "repo": record.repo,
              "state": record.state, "issue": issue, "link": thread_link(record), "thread": thread_reference(record)}
     if shows_text:

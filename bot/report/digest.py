@@ -39,6 +39,7 @@ def digest_text(report: Mapping[str, Any]) -> str:
     lines.append(f"Escalations: {escalations['total']}" + "".join(
         f"; {product}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
         for product, states in by_product.items()))
-    filed = [item for item in escalations["items"] if item["state"] == "filed"][:FILED_SHOWN]
-    lines += [f"  {item['product']}: {item['issue']}" for item in filed]
+    # the issues themselves (filed, answered upstream, closed); a pre-filled link carries the question
+    filed = [item for item in escalations["items"] if item["state"] != "opened"][:FILED_SHOWN]
+    lines += [f"  {item['product']} ({item['state']}): {item['issue']}" for item in filed]
     return "\n".join(lines)

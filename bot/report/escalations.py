@@ -32,7 +32,9 @@ from core.messages import InboundMessage
 
 log = logging.getLogger(__name__)
 
-STATES = ("opened", "filed")
+STATES = ("opened", "filed", "answered", "closed")
+# states whose URL is the issue itself (no question in it): anyone who sees the report may get it
+ISSUE_STATES = frozenset({"filed", "answered", "closed"})
 MAX_READ = 5_000  # escalations read per workspace and report (a busy team files a few a day)
 RECORD_VERSION = 1
 
@@ -46,7 +48,7 @@ class EscalationRecord:
     thread: str
     repo: str  # the knowledge base's repository id
     product: str  # its display name
-    state: str  # opened | filed
+    state: str  # opened | filed | answered (a maintainer replied, bot/issues/followup.py) | closed
     url: str  # the filed issue, or the pre-filled new-issue link
     issues_page: str  # the repository's issues list (what the operator is shown for an opened one)
     question: str  # clipped and redacted
@@ -87,6 +89,15 @@ class EscalationLog:
             await self.append(scope, json.dumps(body, ensure_ascii=False), at)
         except (RedisError, OSError) as exc:
             log.warning("could not store an escalation record: %s", type(exc).__name__)
+
+    async def progressed(self, record: EscalationRecord, state: str, issue_url: str, at: float) -> None:
+        """What upstream did on an escalation (bot/issues/followup.py): one more record, the same
+        escalation in its new state with its issue's URL, so the report and the digest show it."""
+        body = {"v": RECORD_VERSION, "platform": record.platform, "workspace": record.workspace,
+                "channel": record.channel, "thread": record.thread, "repo": record.repo, "product": record.product,
+                "state": state, "url": issue_url, "issues_page": record.issues_page, "question": record.question,
+                "question_id": record.question_id, "language": record.language, "place": dict(record.place)}
+        await self.append(record.scope, json.dumps(body, ensure_ascii=False), at)
 
     async def append(self, scope: str, record: str, at: float, stream_id: str = "*") -> None:
         key = self._keys.escalation_log(*split_scope(scope))

@@ -114,15 +114,17 @@ def render_html(report: Mapping[str, Any]) -> str:
 
 
 def _escalations(section: Mapping[str, Any]) -> list[str]:
-    counts = [(escape(product), str(states.get("opened", 0)), str(states.get("filed", 0)))
-              for product, states in section["by_product"].items()]
+    states = ("opened", "filed", "answered", "closed")
+    counts = [(escape(product), *(str(by_state.get(state, 0)) for state in states))
+              for product, by_state in section["by_product"].items()]
     rows = [(escape(e["day"]), escape(e["workspace"]), escape(e["product"]), escape(e["state"]),
-             _link(e["issue"], "filed issue" if e["state"] == "filed" else "new-issue page"), _thread(e),
+             _link(e["issue"], "new-issue page" if e["state"] == "opened" else "issue"), _thread(e),
              escape(e.get("question", ""))) for e in section["items"]]
     return [
         "<p class=note>Opened: the pre-filled new-issue link was given in the thread; filed: the bot filed the "
-        "issue itself (ESCALATE_FILE_DIRECTLY).</p>",
-        _table(("product", "opened", "filed"), counts),
+        "issue itself (ESCALATE_FILE_DIRECTLY); answered, closed: a maintainer replied on the issue, or it was "
+        "closed, and the thread was told (ESCALATION_FOLLOWUP_WORKSPACES).</p>",
+        _table(("product", *states), counts),
         _table(("day", "workspace", "product", "state", "issue", "thread", "question"), rows),
     ]
 

@@ -18,8 +18,12 @@ import pytest
 from bot.issues import sync as sync_module
 from bot.issues.followup import Followups, run_followups, sanitize_quote
 from bot.issues.sync import run_issues_sync
+from bot.report.access import OPERATOR
+from bot.report.data import build_report
+from bot.report.digest import digest_text
 from bot.report.escalations import EscalationLog
 from bot.report.limits import LogLimit, LogLimits
+from bot.report.log import AnswerLog
 from bot.report.post import Poster
 from core.escalate import build_escalation
 from core.keys import Keys
@@ -120,6 +124,12 @@ async def test_a_maintainer_reply_is_posted_once_into_the_thread(redis, keys, ma
     # the next sync: nothing new upstream, nothing posted
     assert await sync(settings) == 0
     assert len(slack.in_thread("C1", "1700000000.000100")) == 1
+    # the report and the digest know it was answered upstream, with the issue's link
+    log = AnswerLog(redis, keys, LogLimits(LogLimit(90, 5_000)), Redactor(()))
+    report = await build_report(log, redis, keys, OPERATOR, 7)
+    assert report["escalations"]["by_product"] == {"vllm-ascend": {"answered": 1}}
+    assert report["escalations"]["items"][0]["issue"] == ISSUE_URL
+    assert f"vllm-ascend (answered): {ISSUE_URL}" in digest_text(report)
 
 
 async def test_a_reply_by_someone_else_is_not_posted(redis, keys, make_settings, tmp_path, github, slack):
@@ -151,6 +161,9 @@ async def test_a_close_without_words_posts_a_short_closed_line(redis, keys, make
     assert await sync(settings) == 0
     first, second = slack.in_thread("C1", "1700000000.000100")
     assert "fixed by #9100" in second.text and "was closed" not in second.text
+    log = AnswerLog(redis, keys, LogLimits(LogLimit(90, 5_000)), Redactor(()))
+    report = await build_report(log, redis, keys, OPERATOR, 7)
+    assert report["escalations"]["by_product"] == {"vllm-ascend": {"closed": 1}}  # one escalation, its latest state
 
 
 async def test_a_workspace_not_opted_in_hears_nothing(redis, keys, make_settings, tmp_path, github, slack):
