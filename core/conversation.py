@@ -282,11 +282,12 @@ class Conversation:
         # Only the routed products' passages: another product's doc is the wrong product's advice.
         passages = tuple(p for p in await self._passages(query, repos) if not repos or p.repo in repos)
         resolved = await self._resolution(seen, query, repos)
-        changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language) if self._releases and pins else None
+        changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language, repos) if self._releases else None
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "",
                          release_notes=changed.lines if changed else (), release_lead=changed.lead if changed else (),
+                         release_general=changed.general if changed else (),
                          stated=stated, thread_outcomes=self._thread_outcomes(passages, query, language))
         env = merge_session_env(session.env, offline.stated_environment)  # later values win: a correction sticks
         trace_id = uuid.uuid4().hex

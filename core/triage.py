@@ -927,13 +927,15 @@ def triage(
     stated: Environment | None = None,
     thread_outcomes: Mapping[str, str] | None = None,
     release_lead: Sequence[str] = (),
+    release_general: Sequence[str] = (),
 ) -> TriageResult:
     """A short offline answer in Markdown, in the user's language, using only the routed products' knowledge.
 
     A resolved thread that matched the question with confidence leads (what fixed it, who said so,
     the release); the diagnostic follows as what else to check. `release_notes`: what changed since
     the user's release, one line each; `release_lead`: what their release means for this very
-    question ("fixed in v0.10.1rc1 by #2528: upgrade"), shown first. `stated`: the environment the message states, when the
+    question ("fixed in v0.10.1rc1 by #2528: upgrade"), shown first; `release_general`: with their
+    release unknown, what the release notes say on it, by release. `stated`: the environment the message states, when the
     caller already read it (the conversation reads it once for the release pins and this).
     `thread_outcomes`: how each related thread was resolved, by its url (core/resolution/answer.py)."""
     kb = kb or current_knowledge()
@@ -952,6 +954,8 @@ def triage(
         parts.append(team_lead)
     if release_lead:  # the user's release against the release notes and issue memory (core/releases/news.py)
         parts.append(t("release_lead") + "\n" + "\n".join(f"- {line}" for line in release_lead))
+    if release_general:
+        parts.append(t("release_general") + "\n" + "\n".join(f"- {line}" for line in release_general))
     if keyed_on and not (resolution is not None and resolution.keyed_on):  # a lead names its own line
         parts.append(t("keyed", line=keyed_on.replace("`", "'")[:160]))
     if resolution is not None:

@@ -54,6 +54,7 @@ T: dict[str, tuple[str, str]] = {
     "passages": ("**Related passages:**", "**相关段落：**"),
     "release_changes": ("**Since your release:**", "**您的版本之后的变化：**"),
     "release_lead": ("**For your release:**", "**就您的版本而言：**"),
+    "release_general": ("**In the release notes** (your release was not named):", "**发布说明中的相关内容**（未提供您的版本）："),
     "as_of": ("as of {tag}", "以 {tag} 为准"),
     "more": ("**More:** ", "**更多：**"),
     "details_hint": (

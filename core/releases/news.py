@@ -33,6 +33,9 @@ LEAD_UNITS = 2.65  # a bullet this close to the question leads the answer (see c
 KEEP_RATIO = 0.6  # bullets within this share of the best score are shown too
 KEEP_RATIO_NEWER = 0.45  # … a fix or a feature their release lacks, within this share (the point of the answer)
 MAX_LEAD = 2
+FIX_BOOST = 1.25  # a fix their release lacks (the "upgrade to vX" answer) outranks a same-score note
+ADDED_BOOST = 1.1
+INCLUDED_SHARE = 0.75  # a change their release already has: shown from this share of the lead bar
 MAX_LINES = 3
 MAX_TEXT = 260
 
@@ -43,11 +46,12 @@ _NAME = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,
 
 @dataclass(frozen=True)
 class ReleaseNews:
-    lead: tuple[str, ...] = ()
-    lines: tuple[str, ...] = ()
+    lead: tuple[str, ...] = ()  # what their release means for the question, shown first
+    lines: tuple[str, ...] = ()  # the rest, "since your release"
+    general: tuple[str, ...] = ()  # their release unknown: what the release notes say, by release
 
     def __bool__(self) -> bool:
-        return bool(self.lead or self.lines)
+        return bool(self.lead or self.lines or self.general)
 
 
 def _product(repo: str) -> str:
@@ -142,12 +146,18 @@ _TEXTS: dict[str, tuple[str, str]] = {
                        "{product} {release} 起提供{paren_zh}，您的 {tag} 已包含：{text}"),
     "included removed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
                          "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
+    "any fix": ("Fixed in {product} {release} by {ref}: {text} On an older release, upgrade to {release} or later.",
+                "{product} {release} 已修复（{ref}）：{text} 更早的版本请升级到 {release} 或更高版本。"),
+    "any added": ("Added in {product} {release}{paren}: {text}", "{product} {release} 新增{paren_zh}：{text}"),
+    "any removed": ("Changed in {product} {release}{paren}: {text}", "{product} {release} 起变更{paren_zh}：{text}"),
+    "any changed": ("Changed in {product} {release}{paren}: {text}", "{product} {release} 有变更{paren_zh}：{text}"),
+    "any known": ("A known issue of {product} {release} (its release notes): {text}", "{product} {release} 的已知问题（见其发布说明）：{text}"),
     "included changed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
                          "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
 }
 
 
-def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice, language: Language) -> str:
+def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice | None, language: Language, repo: str = "") -> str:
     """One bullet framed for the user's release; "" for what does not concern them (a later
     release's known issue, an old known issue their release is past)."""
     kind = bullet_kind(bullet)
@@ -155,12 +165,12 @@ def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice, language:
     if template is None:
         return ""
     ref = f"#{bullet.prs[0]}" if bullet.prs else (f"issue #{bullet.issues[0]}" if bullet.issues else "")
-    if kind == "fix" and where == "newer" and not ref:
-        template = _TEXTS["newer changed"]
+    if kind == "fix" and where in ("newer", "any") and not ref:
+        template = _TEXTS[f"{where} changed"]
     text = bullet.text if len(bullet.text) <= MAX_TEXT else bullet.text[:MAX_TEXT - 1] + "…"
     text = text if text.endswith((".", "。", "…", "!")) else text + "."
     return template[1 if language == "zh" else 0].format(
-        product=_product(choice.repo), release=bullet.release, tag=choice.tag, ref=ref, text=text,
+        product=_product(choice.repo if choice else repo), release=bullet.release, tag=choice.tag if choice else "", ref=ref, text=text,
         paren=f" ({ref})" if ref else "", paren_zh=f"（{ref}）" if ref else "",
     )
 
@@ -218,6 +228,29 @@ def name_lines(history: NameHistory, choice: ReleaseChoice, question: str, langu
     return lines
 
 
+def general_name_lines(history: NameHistory, question: str, language: Language) -> list[str]:
+    """Their release unknown: the releases that have each env var or config key the question names,
+    and what replaced it."""
+    head = history.tags[-1]
+    lines = []
+    for name in list(dict.fromkeys(m.group(1) for m in _NAME.finditer(question[:6000])))[:6]:
+        present = history.present(name)
+        if not present or len(present) == len(history.tags):
+            continue  # unknown here, or in every release: nothing release-specific to say
+        since = present[0]
+        gone = "" if history.at[head].has(name) else history.removed_in(name, present[-1])
+        later = history.counterpart(name, head) if gone else ""
+        label = f"`{_label(name)}`"
+        if language == "zh":
+            line = f"{label} 从 {since} 起才有" + (f"，{gone if version_key(gone) else 'main'} 起已移除" if gone else "") + (
+                f"，之后改为 `{_label(later)}`" if later else "")
+        else:
+            line = f"{label} exists from {since}" + (f"; removed in {gone if version_key(gone) else 'main'}" if gone else "") + (
+                f", replaced by `{_label(later)}`" if later else "")
+        lines.append(line + ("。" if language == "zh" else "."))
+    return lines
+
+
 def _dedup(scored: Sequence[tuple[float, NoteBullet]]) -> list[tuple[float, NoteBullet]]:
     """The same change in several releases' notes (a final release repeats its rc): keep the earliest."""
     best: dict[object, tuple[float, NoteBullet]] = {}
@@ -229,37 +262,45 @@ def _dedup(scored: Sequence[tuple[float, NoteBullet]]) -> list[tuple[float, Note
     return sorted(best.values(), key=lambda item: -item[0])
 
 
-def release_news(clone: Path, choice: ReleaseChoice, question: str, language: Language) -> ReleaseNews:
-    """The lead lines and the other lines for this question at the user's release."""
+def release_news(clone: Path, choice: ReleaseChoice | None, question: str, language: Language,
+                 repo: str = "") -> ReleaseNews:
+    """The lead lines and the other lines for this question at the user's release; with `choice`
+    None (their release unknown) the strongest release-notes lines and name histories, by release."""
+    repo = choice.repo if choice is not None else repo
     head = head_commit(clone)
     if not head:
         return ReleaseNews()
     lead: list[str] = []
     lines: list[str] = []
-    history = name_history(clone, choice.repo, release_tags(clone), head)
+    history = name_history(clone, repo, release_tags(clone), head)
     if history is not None and history.tags:
-        lead += name_lines(history, choice, question, language)
-    notes_path = RELEASE_NOTES.get(choice.repo)
+        lead += name_lines(history, choice, question, language) if choice else general_name_lines(history, question, language)
+    notes_path = RELEASE_NOTES.get(repo)
     if notes_path:
-        index = notes_index(clone, head, notes_path, TRANSLATIONS.get(choice.repo, ""))
+        index = notes_index(clone, head, notes_path, TRANSLATIONS.get(repo, ""))
         lead_score = LEAD_UNITS * index.unit
         framed = []
-        for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
-            where = relation(clone, bullet, choice)
-            line = bullet_line(bullet, where, choice, language)
+        for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag if choice else "")):
+            where = relation(clone, bullet, choice) if choice else "any"
             kind = bullet_kind(bullet)
-            if where == "included" and kind != "removed" and score < lead_score:
-                continue  # an old feature their release already has is worth a line only when it is the answer
+            if where == "newer" and kind in ("fix", "added"):
+                score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
+            if where == "included" and kind != "removed" and score < INCLUDED_SHARE * lead_score:
+                continue  # an old feature their release already has is worth a line only when it is close to the answer
+            line = bullet_line(bullet, where, choice, language, repo)
             if line and line not in lead and all(line != other for _, other, _ in framed):
                 framed.append((score, line, where == "newer" and kind in ("fix", "added")))
+        framed.sort(key=lambda item: -item[0])
         best = framed[0][0] if framed else 0.0
         for score, line, upgrade in framed:
             if score < (KEEP_RATIO_NEWER if upgrade else KEEP_RATIO) * best:
                 continue
             if score >= lead_score and len(lead) < MAX_LEAD:
                 lead.append(line)
-            elif len(lines) < MAX_LINES:
+            elif choice is not None and len(lines) < MAX_LINES:
                 lines.append(line)
+    if choice is None:  # not about their release: only what clears the lead bar, under its own heading
+        return ReleaseNews(general=tuple(lead[:MAX_LEAD + 1]))
     return ReleaseNews(tuple(lead), tuple(lines))
 
 

@@ -25,11 +25,14 @@ class ReleaseReading:
         """`stated`: the environment the message states (read once per message by the conversation)."""
         return self.pinner.pin(user_environment(stated, session_env, repos), repos)
 
-    def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language) -> ReleaseNews:
+    def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language,
+              repos: tuple[str, ...] = ()) -> ReleaseNews:
         """What the user's release means for this question: lines that lead the answer and lines
-        after it. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
+        after it; for a routed repository whose release is unknown, what its release notes say by
+        release. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
         lead: list[str] = []
         lines: list[str] = []
+        general: list[str] = []
         record = getattr(resolution, "record", None)
         if record is not None and record.repo in pins and record.release:
             pr = record.number if record.kind == "pull" else next(iter(record.closed_by or record.fixed_by), 0)
@@ -42,4 +45,8 @@ class ReleaseReading:
                 news = release_news(clone, choice, question, language)
                 lead += news.lead
                 lines += news.lines
-        return ReleaseNews(tuple(x for x in lead if x), tuple(x for x in lines if x))
+        for repo in (r for r in repos if r not in pins):
+            clone = self.pinner.clone(repo)
+            if clone is not None:
+                general += release_news(clone, None, question, language, repo).general
+        return ReleaseNews(tuple(x for x in lead if x), tuple(x for x in lines if x), tuple(general))

@@ -106,3 +106,12 @@ def test_a_config_key_removed_before_their_release(clone: Path) -> None:
     assert news.lead[0].startswith("`additional_config.torchair_graph_config` was removed in v0.11.0 "
                                    "(it existed from v0.9.1rc2 to v0.10.1rc1); your v0.11.0 does not have it")
     assert "Changed in your release, vllm-ascend v0.11.0 (#301): Torchair graph mode is removed." in everything(news)
+
+
+def test_with_the_release_unknown_the_notes_are_framed_by_their_own_release(clone: Path) -> None:
+    news = release_news(clone, None, "Gemma3 accuracy is wrong on my machine", "en", REPO)
+    assert not news.lead and not news.lines
+    assert any(line.startswith("Fixed in vllm-ascend v0.10.1rc1 by #2528:") and "On an older release, upgrade to v0.10.1rc1" in line
+               for line in news.general)
+    names = release_news(clone, None, "VLLM_LLMDD_RPC_PORT is ignored", "en", REPO).general
+    assert names[0] == "`VLLM_LLMDD_RPC_PORT` exists from v0.9.1rc2; removed in v0.10.0rc1, replaced by `VLLM_ASCEND_LLMDD_RPC_PORT`."

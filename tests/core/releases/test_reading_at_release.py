@@ -94,3 +94,11 @@ async def test_search_code_and_read_file_default_to_the_pinned_release(repos_dir
     assert "VLLM_ASCEND_LLMDD_RPC_PORT" in chosen.text and "as of" not in chosen.text  # an explicit ref wins
     unpinned = await search.run(SearchCode.Args.model_validate({"repo": REPO, "query": "LLMDD_RPC_PORT"}))
     assert "VLLM_ASCEND_LLMDD_RPC_PORT" in unpinned.text and "as of" not in unpinned.text
+
+
+async def test_without_a_version_the_release_notes_still_say_which_release_fixed_it(redis, keys, repos_dir: Path,
+                                                                                    tmp_path: Path) -> None:
+    conversation = _conversation(redis, keys, repos_dir, tmp_path)
+    reply = await conversation.handle(message("vllm-ascend: enable_graph_mode hangs with DeepSeek when max_num_seqs is 128", "e1"))
+    assert "**In the release notes** (your release was not named):" in reply.text
+    assert "Fixed in vllm-ascend v0.10.0rc1 by #250" in reply.text and "For your release" not in reply.text
