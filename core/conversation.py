@@ -282,7 +282,8 @@ class Conversation:
         # Only the routed products' passages: another product's doc is the wrong product's advice.
         passages = tuple(p for p in await self._passages(query, repos) if not repos or p.repo in repos)
         resolved = await self._resolution(seen, query, repos)
-        changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language, repos) if self._releases else None
+        changed = await asyncio.to_thread(self._releases.notes, pins, analysed, resolved, language, repos, stated,
+                                          session.env) if self._releases else None
         offline = triage(analysed, repos, language, known_env=session.env, passages=passages, resolution=resolved,
                          team_lead=team_lead(teammate, language) if teammate is not None else "",
                          keyed_on=seen.keyed_on if seen.is_paste else "",

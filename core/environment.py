@@ -33,17 +33,18 @@ RELEASE_FIELDS: Mapping[str, str] = {
     "verylucky01/MindIE-SD": "mindie",
     "verylucky01/MindIE-Motor": "mindie",
     "verylucky01/MindIE-PyMotor": "mindie",
+    "verylucky01/MindStudio-ModelSlim": "msmodelslim",
 }
 # Fields in the order the one-line summary shows them.
 FIELDS = (
-    "vllm-ascend", "vllm", "mindie", "cann", "torch", "torch_npu", "triton-ascend", "mooncake", "transformers",
+    "vllm-ascend", "vllm", "mindie", "msmodelslim", "cann", "torch", "torch_npu", "triton-ascend", "mooncake", "transformers",
     "python", "chip", "card", "cards", "driver", "os", "image", "image_target", "release",
 )
 _VERSION_FIELDS = frozenset(
-    {"vllm-ascend", "vllm", "mindie", "cann", "torch", "torch_npu", "triton-ascend", "mooncake", "transformers", "python", "driver", "release"}
+    {"vllm-ascend", "vllm", "mindie", "msmodelslim", "cann", "torch", "torch_npu", "triton-ascend", "mooncake", "transformers", "python", "driver", "release"}
 )
 _NAMES = {
-    "vllm-ascend": "vllm-ascend", "vllm": "vLLM", "mindie": "MindIE", "cann": "CANN", "torch": "torch",
+    "vllm-ascend": "vllm-ascend", "vllm": "vLLM", "mindie": "MindIE", "msmodelslim": "msModelSlim", "cann": "CANN", "torch": "torch",
     "torch_npu": "torch_npu", "triton-ascend": "triton-ascend", "mooncake": "Mooncake", "transformers": "transformers",
     "python": "Python", "driver": "driver", "os": "OS", "image": "image", "chip": "chip", "card": "card",
     "release": "release",
@@ -55,6 +56,7 @@ _PIP_NAMES = {
     "vllm": "vllm", "vllm-ascend": "vllm-ascend", "vllm_ascend": "vllm-ascend", "torch": "torch", "torch-npu": "torch_npu",
     "torch_npu": "torch_npu", "triton-ascend": "triton-ascend", "triton_ascend": "triton-ascend", "transformers": "transformers",
     "mooncake-transfer-engine": "mooncake", "mooncake_transfer_engine": "mooncake", "mindie": "mindie",
+    "msmodelslim": "msmodelslim",
 }
 _PY_MODULES = {"vllm": "vllm", "vllm_ascend": "vllm-ascend", "torch": "torch", "torch_npu": "torch_npu"}
 
@@ -100,6 +102,11 @@ _SENTENCE_END_RELEASE = re.compile(
     r"(?i)(?<![\w\-])(vllm[ _\-]ascend|vllm|mindie)[ \t]{0,3}(?:==|=|:)?[ \t]{0,2}v?"
     r"(?P<v>\d{1,3}\.\d{1,3}\.\d{1,4}(?:\.?rc\d{1,3})?(?:\.post\d{1,3})?)(?=[。，；！？）]|[.,;!?)](?:\s|$))",
     re.M,
+)
+# "msModelSlim 8.3.0", "modelslim 26.0.0.alpha02" (signals.py has no pattern for it).
+_MSMODELSLIM = re.compile(
+    r"(?i)(?<![\w\-])(?:ms)?modelslim[ \t]{0,3}(?:==|=|:|版本|version)?[ \t]{0,3}v?"
+    r"(?P<v>\d{1,3}\.\d{1,3}\.\d{1,4}(?:[.\-]?(?:rc|alpha|beta|post)\.?\d{1,4})?)(?![\w.]\w|\w)"
 )
 _PACKAGE_WORDS = re.compile(
     r"(?i)(?:vllm|ascend|cann|torch|npu|python|triton|mooncake|mindie|transformers|driver|驱动|cmake|gcc|clang|libc|numpy|kernel|linux"
@@ -300,6 +307,8 @@ def _mentions(text: str) -> list[_Mention]:
             found.append(_Mention(start, "chip", chip, _negated(text, start)))
     for m in _CARD.finditer(text):
         found.append(_Mention(m.start(1), "card", m.group(1).upper(), _negated(text, m.start())))
+    if "modelslim" in low:
+        found += [_Mention(m.start("v"), "msmodelslim", m.group("v")) for m in _MSMODELSLIM.finditer(text)]
     have = {(m.field, _norm(m.value)) for m in found}
     for m in _SENTENCE_END_RELEASE.finditer(text):
         field = "vllm-ascend" if "ascend" in m.group(1).lower() else m.group(1).lower()

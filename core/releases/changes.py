@@ -1,8 +1,14 @@
 """Release notes read from a clone: one bullet per change, with its release, section, PRs and issues.
 
-vllm-ascend keeps every release's notes in docs/source/user_guide/release_notes.md on its default
-branch: one `## vX.Y.Z` section per release, `###` subsections (Highlights, Bug Fixes, Known
-Issues, Deprecation …), bullets ending in PR links. core/releases/notes.py ranks the bullets against
+Three layouts, one result:
+- vllm-ascend keeps every release's notes in docs/source/user_guide/release_notes.md on its default
+  branch: one `## vX.Y.Z` section per release, `###` subsections (Highlights, Bug Fixes, Known
+  Issues, Deprecation …), bullets ending in PR links (`parse_release_notes`);
+- MindIE-LLM's docs/zh/release_notes.md has a `## 3.0.0 更新说明` section whose `###` subsections
+  (新增特性, 修改特性, 删除特性, 已解决的问题, 遗留问题 …) are HTML tables: one change per row, or per
+  `<li>` of a row (`parse_table_notes`);
+- msModelSlim's docs/zh/appendix/release_notes.md lists each version as `### 26.0.0.alpha02` with
+  numbered items (`parse_numbered_notes`). core/releases/notes.py ranks the bullets against
 a question and core/releases/news.py frames them for the user's release.
 
 Every regex here is linear (bounded repetition, no nested quantifiers).
@@ -62,6 +68,74 @@ def parse_release_notes(text: str) -> list[NoteBullet]:
             text = _TRAILING_IN.sub("", _TRAILING_PRS.sub("", drop_links(_LINK.sub(r"\1", body))).strip())
             bullets.append(NoteBullet(release, section, text, prs, issues, body))
     return bullets
+
+
+_TABLE_RELEASE = re.compile(r"^##\s{1,4}(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:[.\-]?(?:rc|alpha|beta)\.?\d{0,4})?)\s{0,4}更新说明")
+_TABLE_SECTION = re.compile(r"^###\s{1,4}([^<\n]{1,60})")
+_TAG = re.compile(r"<[^<>]{0,600}>")
+_ISSUE_REF = re.compile(r"/issues/(\d{1,7})\b")
+_TRAILING_ISSUES = re.compile(r"(?:\s{0,4}issue #\d{1,7}){1,20}\s{0,4}$")
+_NUMBERED_RELEASE = re.compile(r"^###\s{1,4}v?(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?(?:[.\-]?(?:rc|alpha|beta|post)\.?\d{0,4})?)\s{0,4}$")
+_NUMBERED_ITEM = re.compile(r"^\s{0,4}(?:\d{1,3}[.、)]|[-*])\s{1,4}(.{2,1000})$")
+
+
+def _cell_text(html: str) -> str:
+    return " ".join(_TAG.sub(" ", html).replace("&nbsp;", " ").split())
+
+
+def parse_table_notes(text: str) -> list[NoteBullet]:
+    """MindIE-LLM's layout: a release section of HTML tables, one change per row (or per `<li>`)."""
+    bullets: list[NoteBullet] = []
+    release, section, chunk = "", "", []
+
+    def flush() -> None:
+        if not (release and section and chunk):
+            return
+        for row in "".join(chunk).split("<tr")[1:]:
+            cells = row.split("<td")[1:]
+            if len(cells) < 2:
+                continue  # a header row (<th>)
+            head = [t for t in (_cell_text("<td" + c) for c in cells[1:-1]) if t]
+            items = cells[-1].split("<li>")[1:] or ["<td" + cells[-1]]
+            for item in items:
+                issues = tuple(dict.fromkeys(int(n) for n in _ISSUE_REF.findall(item)))
+                words = " — ".join([*head, _cell_text(item)]).replace("#Issue", "issue #").strip(" —")
+                words = _TRAILING_ISSUES.sub("", words)  # the answer names the issue itself
+                if len(words) >= 4:
+                    bullets.append(NoteBullet(release, section, words, (), issues, words))
+
+    for line in text.splitlines():
+        if (found := _TABLE_RELEASE.match(line)) is not None:
+            flush()
+            release, section, chunk = found.group(1), "", []
+        elif line.startswith("## "):
+            flush()
+            release, section, chunk = "", "", []
+        elif (sub := _TABLE_SECTION.match(line)) is not None:
+            flush()
+            section, chunk = sub.group(1).strip(), []
+        else:
+            chunk.append(line + "\n")
+    flush()
+    return bullets
+
+
+def parse_numbered_notes(text: str) -> list[NoteBullet]:
+    """msModelSlim's layout: `### <version>` then numbered items (all of them what the version adds)."""
+    bullets: list[NoteBullet] = []
+    release = ""
+    for line in text.splitlines():
+        if (found := _NUMBERED_RELEASE.match(line)) is not None:
+            release = found.group(1)
+        elif line.startswith("#"):
+            release = ""
+        elif release and (item := _NUMBERED_ITEM.match(line)) is not None:
+            body = item.group(1).strip()
+            bullets.append(NoteBullet(release, "新增特性", drop_links(_LINK.sub(r"\1", body)).strip(), (), (), body))
+    return bullets
+
+
+PARSERS = {"markdown": parse_release_notes, "table": parse_table_notes, "numbered": parse_numbered_notes}
 
 
 def _references(body: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

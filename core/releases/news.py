@@ -28,7 +28,12 @@ from core.releases.notes import TRANSLATIONS, notes_index
 from core.releases.tags import ReleaseChoice, normalized, release_tags, tag_commit
 from core.resolution.releases import version_key
 
-RELEASE_NOTES = {"vllm-project/vllm-ascend": "docs/source/user_guide/release_notes.md"}
+# Each product's release notes on its default branch, and their layout (core/releases/changes.py).
+RELEASE_NOTES = {
+    "vllm-project/vllm-ascend": ("docs/source/user_guide/release_notes.md", "markdown"),
+    "verylucky01/MindIE-LLM": ("docs/zh/release_notes.md", "table"),
+    "verylucky01/MindStudio-ModelSlim": ("docs/zh/appendix/release_notes.md", "numbered"),
+}
 LEAD_UNITS = 2.65  # a bullet this close to the question leads the answer (see core/releases/notes.py)
 KEEP_RATIO = 0.6  # bullets within this share of the best score are shown too
 KEEP_RATIO_NEWER = 0.45  # … a fix or a feature their release lacks, within this share (the point of the answer)
@@ -54,8 +59,11 @@ class ReleaseNews:
         return bool(self.lead or self.lines or self.general)
 
 
+_PRODUCT_NAMES = {"verylucky01/MindStudio-ModelSlim": "msModelSlim"}
+
+
 def _product(repo: str) -> str:
-    return repo.split("/")[-1]
+    return _PRODUCT_NAMES.get(repo, repo.split("/")[-1])
 
 
 @lru_cache(maxsize=4096)
@@ -111,13 +119,17 @@ def relation(clone: Path, bullet: NoteBullet, choice: ReleaseChoice) -> str:
 def bullet_kind(bullet: NoteBullet) -> str:
     """known | removed | fix | added | changed, from the section and the bullet's first words."""
     section, low = bullet.section.lower(), bullet.text.lower().lstrip("*[")
-    if "known" in section:
+    if "known" in section or "遗留" in section or "已知" in section:
         return "known"
-    if any(w in section for w in ("deprecat", "breaking", "remov", "migration")) or low.startswith(("remove", "deprecat", "drop")) \
+    if any(w in section for w in ("deprecat", "breaking", "remov", "migration", "删除", "日落", "废弃")) \
+            or low.startswith(("remove", "deprecat", "drop")) \
             or " is removed" in low or " was removed" in low or " removed:" in low or "doesn't work anymore" in low:
         return "removed"
-    if "fix" in section or low.startswith(("fix", "resolve", "repair", "correct")) or "fixing" in low:
+    if "fix" in section or "已解决" in section or "修复" in section or low.startswith(("fix", "resolve", "repair", "correct")) \
+            or "fixing" in low:
         return "fix"
+    if "新增" in section:
+        return "added"
     if low.startswith(("add", "support", "introduc", "enable", "new ")) or " is supported" in low or " now support" in low \
             or " works with" in low or " works on" in low or " supports " in low \
             or any(w in section for w in ("feature", "highlight", "model", "hardware", "core")):
@@ -275,9 +287,9 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
     history = name_history(clone, repo, release_tags(clone), head)
     if history is not None and history.tags:
         lead += name_lines(history, choice, question, language) if choice else general_name_lines(history, question, language)
-    notes_path = RELEASE_NOTES.get(repo)
-    if notes_path:
-        index = notes_index(clone, head, notes_path, TRANSLATIONS.get(repo, ""))
+    notes = RELEASE_NOTES.get(repo)
+    if notes:
+        index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag if choice else "")):

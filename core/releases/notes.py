@@ -25,7 +25,7 @@ from pathlib import Path
 from core.index.terms import bridge
 from core.index.tokenizer import strong_terms, tokenize
 from core.index.translations import parse_po
-from core.releases.changes import NoteBullet, git_show, parse_release_notes
+from core.releases.changes import PARSERS, NoteBullet, git_show
 
 TRANSLATIONS = {"vllm-project/vllm-ascend": "docs/source/locale/zh_CN/LC_MESSAGES/user_guide/release_notes.po"}
 
@@ -242,7 +242,8 @@ def build_index(bullets: Sequence[NoteBullet], po_text: str = "") -> NotesIndex:
 
 
 @lru_cache(maxsize=8)
-def notes_index(clone: Path, head: str, notes_path: str, po_path: str) -> NotesIndex:
-    """The notes of one clone at one commit (re-read only when HEAD moves)."""
-    bullets = parse_release_notes(git_show(clone, f"{head}:{notes_path}"))
+def notes_index(clone: Path, head: str, notes_path: str, po_path: str, layout: str = "markdown") -> NotesIndex:
+    """The notes of one clone at one commit (re-read only when HEAD moves); `layout`: a key of
+    core/releases/changes.py PARSERS."""
+    bullets = PARSERS[layout](git_show(clone, f"{head}:{notes_path}"))
     return build_index(bullets, git_show(clone, f"{head}:{po_path}") if po_path else "")

@@ -15,6 +15,7 @@ from core.messages import Language
 from core.releases.news import ReleaseNews, release_news, thread_fix_line
 from core.releases.pinning import ReleasePinner, user_environment
 from core.releases.tags import ReleaseChoice
+from core.resolution.releases import version_key
 
 
 class ReleaseReading:
@@ -26,7 +27,8 @@ class ReleaseReading:
         return self.pinner.pin(user_environment(stated, session_env, repos), repos)
 
     def notes(self, pins: Mapping[str, ReleaseChoice], question: str, resolution: Any, language: Language,
-              repos: tuple[str, ...] = ()) -> ReleaseNews:
+              repos: tuple[str, ...] = (), stated: Environment | None = None,
+              session_env: Mapping[str, object] | None = None) -> ReleaseNews:
         """What the user's release means for this question: lines that lead the answer and lines
         after it; for a routed repository whose release is unknown, what its release notes say by
         release. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
@@ -45,8 +47,18 @@ class ReleaseReading:
                 news = release_news(clone, choice, question, language)
                 lead += news.lead
                 lines += news.lines
+        env = user_environment(stated or Environment(), session_env, repos)
         for repo in (r for r in repos if r not in pins):
             clone = self.pinner.clone(repo)
-            if clone is not None:
+            if clone is None:
+                continue
+            version = env.release_of(repo)
+            if version and version_key(version) is not None:
+                # A release the clone has no tag at or below (MindIE 2.3.0 against tags from 3.0.0):
+                # framed by version order, with nothing to read at.
+                news = release_news(clone, ReleaseChoice(repo, version, version, ""), question, language)
+                lead += news.lead
+                lines += news.lines
+            else:
                 general += release_news(clone, None, question, language, repo).general
         return ReleaseNews(tuple(x for x in lead if x), tuple(x for x in lines if x), tuple(general))

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _PR_SUBJECT = re.compile(r"\(#(\d{1,7})\)\s{0,4}$|^Merge pull request #(\d{1,7})\b")
-_RELEASE_TAG = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:\.?(rc|post|dev)(\d{0,4}))?$")
+_RELEASE_TAG = re.compile(r"^v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?:[.\-]?(rc|post|dev|alpha|beta)\.?(\d{0,4}))?$", re.IGNORECASE)
+# dev < alpha < beta < rc < the release < post (msModelSlim's 26.0.0.alpha02, MindIE's 3.0.0.beta.1).
+_STAGE_RANK = {"dev": 0, "alpha": 1, "beta": 2, "rc": 3, None: 4, "post": 5}
 
 
 def version_key(tag: str) -> tuple[int, ...] | None:
@@ -23,7 +25,7 @@ def version_key(tag: str) -> tuple[int, ...] | None:
     if match is None:
         return None
     major, minor, patch, stage, n = match.groups()
-    rank = {"dev": 0, "rc": 1, None: 2, "post": 3}[stage]
+    rank = _STAGE_RANK[stage.lower() if stage else None]
     return (int(major), int(minor), int(patch or 0), rank, int(n or 0))
 
 

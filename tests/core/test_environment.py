@@ -179,3 +179,10 @@ def test_a_products_version_at_the_end_of_a_sentence() -> None:
     assert env.get("vllm-ascend") == "0.8.4rc2"
     assert read_environment("vllm-ascend 0.9.1.post1 ok").get("vllm-ascend") == "0.9.1.post1"  # not cut at the dot
     assert read_environment("装了 vllm 0.9.1。然后").get("vllm") == "0.9.1"
+
+
+def test_an_msmodelslim_version_is_its_repositorys_release() -> None:
+    env = read_environment("msModelSlim 8.3.0 量化 Qwen3 报错")
+    assert env.get("msmodelslim") == "8.3.0"
+    assert env.release_of("verylucky01/MindStudio-ModelSlim") == "8.3.0"
+    assert read_environment("pip: msmodelslim==26.0.0.alpha02").get("msmodelslim") == "26.0.0.alpha02"
