@@ -60,6 +60,10 @@ class ReleaseCheck:
     row: MatrixRow | None  # the row the fields were checked against (main's targets for main)
     verdicts: tuple[VersionVerdict, ...]
     move_to: MatrixRow | None = None  # a row that fits more of the user's stack than their own
+    # Their Python outside their row: the first newer row that takes it (newer Python), or the
+    # newest older row that does (older Python), and which of the two.
+    python_row: MatrixRow | None = None
+    python_newer: bool = True
 
     @property
     def differs(self) -> tuple[str, ...]:
@@ -155,6 +159,23 @@ def _move_to(env: Environment, own: MatrixRow, kb: KnowledgeBase, verdicts: list
     return best if best is not own and _score(env, best) > mine else None
 
 
+def _python_row(env: Environment, own: MatrixRow, kb: KnowledgeBase, verdicts: list[VersionVerdict]) -> tuple[MatrixRow | None, bool]:
+    """For a Python outside their row: the nearest release whose row takes it, in the direction
+    their Python lies ("3.12 from v0.21.0rc1 on", "3.9 up to v0.11.0")."""
+    found = env.get("python")
+    if not found or not any(v.component == "python" and v.status == "mismatch" for v in verdicts) or own.vllm_ascend == "main":
+        return None, True
+    mine, py = version_key(own.vllm_ascend), _py_tuple(found)
+    newer = py >= _py_tuple(own.python_max_exclusive)
+    fits = [r for r in kb.matrix.rows if r.vllm_ascend != "main"
+            and _py_tuple(r.python_min) <= py < _py_tuple(r.python_max_exclusive)
+            and (version_key(r.vllm_ascend) > mine if newer else version_key(r.vllm_ascend) < mine)]
+    if not fits:
+        return None, newer
+    pick = min if newer else max
+    return pick(fits, key=lambda r: version_key(r.vllm_ascend)), newer
+
+
 # ------------------------------------------------------------------ hardware
 
 
@@ -210,7 +231,8 @@ def check_release(env: Environment, kb: KnowledgeBase, *, on_main: bool = False)
         verdicts = _fields(env, row, row.vllm_ascend, sources)
         verdicts += _hardware(env, release, row, kb)
         move = _move_to(env, row, kb, verdicts) if row.vllm_ascend != "main" else None
-        return ReleaseCheck(kind, va.lstrip("vV"), row, tuple(verdicts), move)
+        python_row, newer = _python_row(env, row, kb, verdicts)
+        return ReleaseCheck(kind, va.lstrip("vV"), row, tuple(verdicts), move, python_row, newer)
     targets = kb.matrix.main_branch.targets
     if on_main and targets is not None and any(env.get(c) for c in _SCORED):
         verdicts = _fields(env, targets, "main", (targets.source, kb.matrix.main_branch.source))

@@ -646,6 +646,11 @@ def _release_lines(check: ReleaseCheck, t: Text, kb: KnowledgeBase) -> list[str]
             changes = t("list_sep").join(f"{_PACKAGE_NAMES[v.component]} {v.expected}" for v in check.verdicts
                                          if v.status == "mismatch" and v.component in differs)
             lines.append(t("v_stay", own=own, changes=changes))
+    if check.python_row is not None:  # which release takes their Python (core/release_check.py)
+        found = next((v.found for v in check.verdicts if v.component == "python"), "")
+        p = check.python_row
+        lines.append(t("v_python_from" if check.python_newer else "v_python_until", found=found, va=p.vllm_ascend,
+                       vllm=" / ".join(p.vllm), pmin=p.python_min, pmax=p.python_max_exclusive))
     return lines
 
 

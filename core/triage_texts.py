@@ -91,6 +91,10 @@ T: dict[str, tuple[str, str]] = {
         "**Mismatch:** {component} {found} differs from **{expected}** in the row of vllm-ascend {va}.",
         "**不一致：**{component} {found} 与 vllm-ascend {va} 所在行的 **{expected}** 不同。",
     ),
+    "v_python_from": ("Python {found} is supported from vllm-ascend **v{va}** on (vLLM {vllm}; Python >={pmin},<{pmax}): upgrade to it, or use a Python in your row's range.",
+                      "Python {found} 从 vllm-ascend **v{va}** 起支持（vLLM {vllm}；Python >={pmin},<{pmax}）：升级到该版本，或改用本行范围内的 Python。"),
+    "v_python_until": ("Python {found} is supported up to vllm-ascend **v{va}** (vLLM {vllm}; Python >={pmin},<{pmax}): stay on that release, or move to a Python in your row's range.",
+                       "Python {found} 最多支持到 vllm-ascend **v{va}**（vLLM {vllm}；Python >={pmin},<{pmax}）：停留在该版本，或换用本行范围内的 Python。"),
     "v_python": ("**Mismatch:** Python {found} is outside {expected} required by vllm-ascend {va}.", "**不满足：**Python {found} 不在 vllm-ascend {va} 要求的 {expected} 范围内。"),
     "v_python_ok": ("Python {found} is within {expected}.", "Python {found} 在 {expected} 范围内。"),
     "v_unknown": (

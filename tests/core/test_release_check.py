@@ -127,3 +127,17 @@ async def test_the_environment_is_kept_and_corrected_in_the_thread(redis, keys) 
     assert "已读取" in later.text and "910C（之前为 910B）" in later.text
     assert "vllm-ascend 0.9.1 不支持你的硬件（910C" in later.text  # A3 needs v0.10.0rc1 or later
     assert (await sessions.load(_message("x").conversation_key)).env["chip"] == "910C"
+
+
+def test_a_python_outside_the_row_names_the_release_that_takes_it() -> None:
+    kb = load_knowledge_base()
+    newer = check_release(read_environment("vllm-ascend 0.20.2rc1 with python 3.12"), kb)
+    assert newer.python_row is not None and newer.python_newer
+    assert newer.python_row.vllm_ascend == min(
+        (r for r in kb.matrix.rows if (0, 20, 2) < tuple(int(x) for x in r.vllm_ascend.split("rc")[0].split(".")[:3])
+         and r.python_max_exclusive == "3.13"), key=lambda r: tuple(int(x) for x in r.vllm_ascend.split("rc")[0].split(".")[:3])).vllm_ascend
+    older = check_release(read_environment("vllm-ascend 0.12.0rc1 with python 3.9"), kb)
+    assert older.python_row is not None and not older.python_newer and older.python_row.python_min == "3.9"
+    assert check_release(read_environment("vllm-ascend 0.12.0rc1 with python 3.11"), kb).python_row is None
+    text = triage("vllm-ascend 0.20.2rc1, python 3.12: does it work?", ["vllm-project/vllm-ascend"], "en").text
+    assert f"Python 3.12 is supported from vllm-ascend **v{newer.python_row.vllm_ascend}** on" in text
