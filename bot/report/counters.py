@@ -26,13 +26,14 @@ DAY_MS = 86_400_000
 # histogram so it never leaves Redis (nearest rank, the rule of bot/report/data.py's `percentile`,
 # on the same doubles).
 # KEYS[1] the stream, then per day its counters and its latency histogram. ARGV[1], ARGV[2] the
-# percentile fractions, then per day its first and last millisecond. Read-only.
+# percentile fractions, ARGV[3] "1" to leave the topic words out (a reader who may not see them
+# reads less), then per day its first and last millisecond. Read-only.
 _READ_DAYS = """
 local out = {}
 for d = 1, (#KEYS - 1) / 2 do
   local counters, latencies = KEYS[2 * d], KEYS[2 * d + 1]
   local first = redis.call('HGET', counters, 'first')
-  local head = redis.call('XRANGE', KEYS[1], ARGV[1 + 2 * d] .. '-0', ARGV[2 + 2 * d], 'COUNT', 1)
+  local head = redis.call('XRANGE', KEYS[1], ARGV[2 + 2 * d] .. '-0', ARGV[3 + 2 * d], 'COUNT', 1)
   if first and head[1] and head[1][1] == first and redis.call('HEXISTS', counters, 'capped') == 0 then
     local flat = redis.call('HGETALL', latencies)
     local values, total = {}, 0
@@ -42,7 +43,19 @@ for d = 1, (#KEYS - 1) / 2 do
       total = total + count
     end
     table.sort(values, function(a, b) return a[1] < b[1] end)
-    local row = {cjson.encode(redis.call('HGETALL', counters))}
+    local fields = redis.call('HGETALL', counters)
+    if ARGV[3] == '1' then
+      local kept = {}
+      for j = 1, #fields, 2 do
+        local name = fields[j]
+        if string.sub(name, 1, 3) ~= 'gt|' and string.sub(name, 1, 5) ~= 'x|gt|' then
+          kept[#kept + 1] = name
+          kept[#kept + 1] = fields[j + 1]
+        end
+      end
+      fields = kept
+    end
+    local row = {cjson.encode(fields)}
     for f = 1, 2 do
       local rank = math.ceil(tonumber(ARGV[f]) * total)
       if rank < 1 then rank = 1 end
@@ -129,17 +142,17 @@ class DayCounters:
     latency_p95: float = 0.0
 
 
-async def plan(log: AnswerLog, scope: str, first_ms: int, last_ms: int, *, counters: bool = True
-               ) -> tuple[list[Segment], dict[int, DayCounters]]:
+async def plan(log: AnswerLog, scope: str, first_ms: int, last_ms: int, *, counters: bool = True,
+               topics: bool = True) -> tuple[list[Segment], dict[int, DayCounters]]:
     """The window from `first_ms` to `last_ms` as counted days and record ranges, oldest first, and
-    the counted days' counters."""
+    the counted days' counters (without the topic words unless `topics`)."""
     if last_ms < first_ms:
         return [], {}
     candidates = list(range(-(-first_ms // DAY_MS), (last_ms + 1) // DAY_MS)) if counters else []
     usable: dict[int, DayCounters] = {}
     if candidates:
         stream = log.key(scope)
-        keys, args = [stream], ["0.5", "0.95"]
+        keys, args = [stream], ["0.5", "0.95", "0" if topics else "1"]
         for day in candidates:
             keys += [day_key(stream, day), latency_key_of(stream, day)]
             args += [day * DAY_MS, (day + 1) * DAY_MS - 1]

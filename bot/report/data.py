@@ -278,7 +278,7 @@ async def build_report(
     truncated = False
     for workspace in scopes:
         segments, by_day = await plan(answer_log, workspace, *answer_log.window(workspace, since, until, until),
-                                      counters=counters)
+                                      counters=counters, topics=scope.shows_text)
         counted = [s for s in segments if s.kind == "day"]
         for segment in segments:
             if segment.kind == "day":
