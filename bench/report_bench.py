@@ -29,7 +29,7 @@ import redis.asyncio as aioredis  # noqa: E402
 
 from adapters.slack.state import record_feedback  # noqa: E402
 from bench._common import redis_url_for_bench  # noqa: E402
-from bot.report.access import OPERATOR  # noqa: E402
+from bot.report.access import OPERATOR, workspace_scope  # noqa: E402
 from bot.report.data import build_report  # noqa: E402
 from bot.report.limits import LogLimit, LogLimits  # noqa: E402
 from bot.report.log import AnswerLog, record_json  # noqa: E402
@@ -131,6 +131,12 @@ async def run(args: argparse.Namespace, url: str) -> None:
         equal = all({k: v for k, v in r.items() if k != "build_seconds"} == {
             k: v for k, v in reports["every record"].items() if k != "build_seconds"} for r in reports.values())
         print(f"the two reports are {'equal' if equal else 'DIFFERENT'}")
+        # one workspace's admins: their questions' text and topic words too (a fifth of the records)
+        own = workspace_scope("slack:T0")
+        for name, counters in (("every record", False), ("day counters", True)):
+            t0 = time.perf_counter()
+            render_html(await build_report(log, redis, keys, own, args.days, now=now, counters=counters))
+            print(f"slack:T0 with its text, {name}: {time.perf_counter() - t0:.2f} s")
     finally:
         async for key in redis.scan_iter(match=f"{keys.prefix}*", count=1_000):
             await redis.delete(key)
