@@ -7,6 +7,11 @@
    it what indexing every tag like main would chunk.
 3. queries: p50/p95 of the dev questions about the repository through the retriever pinned to a
    tag, and unpinned (main), and of search_code / read_file at the tag and at HEAD.
+4. what the release means for a question (core/releases/news.py: release notes ranked, names
+   traced through every tag): the first call (parse and index the notes, read the names at all
+   tags) and p50/p95 of the release_dev questions after it, pinned and unpinned; and deriving the
+   knowledge base's release ranges from the clone (core/releases/ranges.py). `--only news` runs
+   just this part.
 
     REPOS_DIR=repos INDEX_DIR=data/index .venv/bin/python bench/release_bench.py \
         [--repo vllm-project/vllm-ascend] [--tags v0.9.1,v0.13.0,v0.23.0] [--sync-tags 5,42]
@@ -112,6 +117,7 @@ def main() -> int:
     parser.add_argument("--repo", default="vllm-project/vllm-ascend")
     parser.add_argument("--tags", default="v0.9.1,v0.13.0,v0.18.0,v0.23.0")
     parser.add_argument("--sync-tags", default="5,100", help="release tag counts to fetch in the sync measurement")
+    parser.add_argument("--only", choices=("all", "news"), default="all")
     args = parser.parse_args()
     repos_dir = Path(os.environ.get("REPOS_DIR", "repos"))
     main_index = Path(os.environ.get("INDEX_DIR", "data/index"))
@@ -122,6 +128,9 @@ def main() -> int:
     if clone is None:
         print(f"no clone of {args.repo} under {repos_dir}")
         return 2
+    if args.only == "news":
+        bench_news(clone, args.repo, [t for t in args.tags.split(",") if tag_commit(clone, t)])
+        return 0
     work = Path(tempfile.mkdtemp(prefix="release-bench-"))
     try:
         print("sync (shallow clone, then the newest N release tags at depth 1):")
@@ -178,9 +187,31 @@ def main() -> int:
             s_times, r_times = asyncio.run(run())
             print(f"  at {label}: search_code {percentile(s_times, 50):.0f} / {percentile(s_times, 95):.0f}, "
                   f"read_file {percentile(r_times, 50):.0f} / {percentile(r_times, 95):.0f}")
+        bench_news(clone, args.repo, tags)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def bench_news(clone: Path, repo: str, tags: list[str]) -> None:
+    from core.releases.news import release_news  # noqa: PLC0415 - only this part needs it
+    from core.releases.ranges import derive  # noqa: PLC0415
+
+    questions = [(json.loads(line)["question"], json.loads(line)["lang"])
+                 for line in (ROOT / "eval" / "release_dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    print(f"\nwhat the release means for a question, {len(questions)} release_dev questions (ms):")
+    choice = ReleaseChoice(repo, tags[0].lstrip("v"), tags[0], tag_commit(clone, tags[0])) if tags else None
+    first = _timed(lambda: release_news(clone, choice, questions[0][0], questions[0][1], repo))
+    print(f"  first call (notes parsed and indexed, names read at every tag): {first[0]:.0f}")
+    for tag in tags:
+        pinned = ReleaseChoice(repo, tag.lstrip("v"), tag, tag_commit(clone, tag))
+        times = [t for q, lang in questions for t in _timed(lambda q=q, lang=lang: release_news(clone, pinned, q, lang, repo))]
+        print(f"  pinned to {tag}: p50 {percentile(times, 50):.0f} / p95 {percentile(times, 95):.0f}")
+    unpinned = [t for q, lang in questions for t in _timed(lambda q=q, lang=lang: release_news(clone, None, q, lang, repo))]
+    print(f"  release unknown: p50 {percentile(unpinned, 50):.0f} / p95 {percentile(unpinned, 95):.0f}")
+    started = time.perf_counter()
+    derived = derive(clone, ROOT / "core" / "knowledge")
+    print(f"  knowledge-base release ranges derived from the clone: {time.perf_counter() - started:.1f} s, {len(derived)} ranged items")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from core.messages import Language
 from core.releases.changes import NoteBullet, head_commit
 from core.releases.names import NameHistory, name_history
 from core.releases.notes import TRANSLATIONS, notes_index
-from core.releases.tags import ReleaseChoice, normalized, release_tags, tag_commit
+from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
 
 # Each product's release notes on its default branch, and their layout (core/releases/changes.py).
@@ -66,17 +66,19 @@ def _product(repo: str) -> str:
     return _PRODUCT_NAMES.get(repo, repo.split("/")[-1])
 
 
-@lru_cache(maxsize=4096)
-def _is_ancestor(clone: Path, older: str, newer: str) -> bool | None:
-    """Whether commit `older` is in `newer`'s history; None when the clone cannot tell (shallow)."""
-    if not older or not newer:
+_TAGS = TagLists()  # release tags per clone, re-read at most once a minute
+
+
+@lru_cache(maxsize=64)
+def _merged_tags(clone: Path, commit: str) -> frozenset[str] | None:
+    """The tags in a commit's history (one `git tag --merged` per user release); None when unknown."""
+    if not commit:
         return None
     try:
-        done = subprocess.run(["git", "-C", str(clone), "merge-base", "--is-ancestor", older, newer],
-                              capture_output=True, timeout=30, check=False)
+        done = subprocess.run(["git", "-C", str(clone), "tag", "--merged", commit], capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return {0: True, 1: False}.get(done.returncode)
+    return frozenset(done.stdout.decode("utf-8", "replace").split()) if done.returncode == 0 else None
 
 
 @lru_cache(maxsize=64)
@@ -103,12 +105,10 @@ def relation(clone: Path, bullet: NoteBullet, choice: ReleaseChoice) -> str:
         return "same"
     theirs, mine = version_key(release), version_key(choice.tag)
     by_version = "included" if theirs is not None and mine is not None and theirs <= mine else "newer"
-    if _shallow(clone):
-        return by_version
-    known = _is_ancestor(clone, tag_commit(clone, release), choice.commit)
-    if known is None:
-        return by_version
-    if known:
+    merged = None if _shallow(clone) else _merged_tags(clone, choice.commit)
+    if merged is None or release not in _TAGS.of(clone):
+        return by_version  # no history to read, or no tag for that release: version order
+    if release in merged:
         return "included"
     if by_version == "newer":
         return "newer"
@@ -284,7 +284,7 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         return ReleaseNews()
     lead: list[str] = []
     lines: list[str] = []
-    history = name_history(clone, repo, release_tags(clone), head)
+    history = name_history(clone, repo, _TAGS.of(clone), head)
     if history is not None and history.tags:
         lead += name_lines(history, choice, question, language) if choice else general_name_lines(history, question, language)
     notes = RELEASE_NOTES.get(repo)
