@@ -457,8 +457,9 @@ class Conversation:
             if not decision.specific:
                 # The question names no identifier (a model, a chip, a feature in words): a thread alike in
                 # words tells what another user ran, not which stack this user runs, and the products'
-                # answers differ. Only the exact error signature of a resolved thread settles it.
-                repo = match.record.repo if match is not None and match.via == "signature" else ""
+                # answers differ. Only a resolved thread that matches with confidence (its exact error
+                # signature, or one that stands out by rare shared words: core/resolution/answer.py) settles it.
+                repo = match.record.repo if match is not None else ""
                 return tuple(dict.fromkeys((*decision.repos, repo))) if repo in candidates else ()
             repo = match.record.repo if match is not None else deciding_repo(memory, seen, threads)
             # Votes only among different stacks: sibling products (the MindIE components) share docs.

@@ -52,8 +52,6 @@ _OWN_FIX = re.compile(
     r"it was because|after (?:upgrading|downgrading|installing|setting|removing|switching)|by (?:upgrading|downgrading|installing|setting|"
     r"removing|switching|using))\b|原因是|解决方法|解决办法|通过.{0,20}解决|后解决|问题解决"
 )
-# Canned replies (an on-call rota's "(auto reply) …") are not anyone's answer to this thread.
-_AUTO_REPLY = re.compile(r"(?i)^\W{0,3}(?:auto[- ]?reply|automated (?:reply|message|response)|自动回复)")
 _LEADING_MENTIONS = re.compile(r"^(?:@\u2060?[\w.\-]{1,40}[\s,:，：]{0,3})+")
 _CODE_SPAN = re.compile(r"`([^`\n]{2,120})`")
 _COMMAND = re.compile(r"(?i)\b(?:pip3? install|pip3? uninstall|export|vllm serve|python3? -m|git checkout|apt(?:-get)? install|source)\s[^\n;`]{1,120}")
@@ -120,9 +118,10 @@ def _only_questions(text: str) -> bool:
 
 
 def _candidate(comment: IssueComment) -> bool:
-    """A comment that could hold a resolution: not a bot's, not a canned reply, not only questions."""
+    """A comment that could hold a resolution: not a bot account's, not only questions. (A maintainer's
+    "(auto reply)" stays a candidate: such replies often carry the project's standing workaround.)"""
     text = _outside_code(comment.body).strip()
-    return bool(text) and not comment.author.endswith("[bot]") and not _AUTO_REPLY.match(text) and not _only_questions(text)
+    return bool(text) and not comment.author.endswith("[bot]") and not _only_questions(text)
 
 
 def _score(body: str) -> int:

@@ -79,9 +79,8 @@ def test_the_reporters_own_fix_in_a_comment_or_under_a_fix_heading_in_the_report
     assert extract(thread(22, "It fails.\n\nFix: none found yet"), frozenset()).said_by == "none"  # a heading with nothing named
 
 
-def test_canned_replies_and_questions_back_are_never_a_maintainers_resolution() -> None:
-    t = thread(30, NUMPY, ("rota", "MEMBER", "(auto reply) Not sure yet; try `pip install numpy<2.0` meanwhile."),
-               ("rota", "MEMBER", "Any progress on this? Is it fixed in a newer release?"), state="open")
+def test_questions_back_and_bot_comments_are_never_a_maintainers_resolution() -> None:
+    t = thread(30, NUMPY, ("rota", "MEMBER", "Any progress on this? Is it fixed in a newer release?"), state="open")
     record = extract(t, frozenset())
     assert (record.said_by, record.summary) == ("none", "") and not record.resolved
     bot = extract(thread(31, NUMPY, ("ci-helper[bot]", "NONE", "Fixed: set `VLLM_USE_V1=0` and it runs")), frozenset())

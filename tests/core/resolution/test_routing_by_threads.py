@@ -73,6 +73,22 @@ async def test_threads_alike_in_words_do_not_settle_a_question_that_names_no_ide
     assert asked.kind is ReplyKind.CLARIFY
 
 
+async def test_a_resolved_thread_that_stands_out_settles_a_question_that_names_no_identifier(sessions: RedisSessionStore) -> None:
+    # The same question, but the top thread is resolved and far ahead of the next: a maintainer already
+    # answered exactly this, so the answer is that thread's product, not a question back.
+    def answered_memory() -> ResolutionMemory:
+        return ResolutionMemory(extract_repository([
+            thread(9, "Can a 910B4 run Qwen3.5-35B-A3B?", ("maint", "MEMBER", "Yes: dense and MoE variants are both supported now.")),
+        ]).values())
+
+    standing = FixedRetriever([doc(REPO, 9.0, "910B4 Qwen3.5", kind="issue", path="issues/9"), doc(REPO, 2.0, "other", kind="issue", path="issues/3")])
+    settled = await Conversation(sessions, retriever=standing, memory=answered_memory).handle(ask("Can a 910B4 run Qwen3.5-35B-A3B?"))
+    assert settled.kind is ReplyKind.ANSWER and REPO in settled.repos
+    tied = FixedRetriever([doc(REPO, 9.0, "910B4 Qwen3.5", kind="issue", path="issues/9"), doc(REPO, 8.5, "other", kind="issue", path="issues/3")])
+    asked = await Conversation(sessions, retriever=tied, memory=answered_memory).handle(ask("Will a 910B4 run Qwen3.5-35B-A3B?"))
+    assert asked.kind is ReplyKind.CLARIFY  # two threads alike in words: nothing stands out, the question stands
+
+
 async def test_sibling_components_are_not_settled_by_a_vote(sessions: RedisSessionStore) -> None:
     # The MindIE components share docs: five passages from one of them say nothing about which one.
     one = FixedRetriever([doc("verylucky01/MindIE-LLM", 10 - i, path=f"docs/{i}.md") for i in range(5)])
