@@ -71,14 +71,19 @@ def role_of(comment: IssueComment, issue: StoredIssue, maintainers: frozenset[st
 
 
 def maintainers_of(issues: Iterable[StoredIssue], configured: Iterable[str] = ()) -> frozenset[str]:
-    """Listed logins plus those answering at least MIN_THREADS threads they did not open."""
+    """Listed logins, those the host labels a maintainer in any thread of the repository (so a thread
+    they open is known as theirs: the host labels comments, not openers), and, where the host gives
+    no association, those answering at least MIN_THREADS threads they did not open."""
     seen: Counter[str] = Counter()
+    labelled: set[str] = set()
     for issue in issues:
+        labelled.update(c.author for c in issue.comments if c.author and c.association.upper() in MAINTAINER_ROLES)
         # Only where the host gave no association (GitCode, imports): GitHub's word is final.
         unlabelled = {c.author for c in issue.comments if not c.association}
         for login in unlabelled - {issue.author, "", "?", "ghost"}:
             seen[login] += 1
-    return frozenset(configured) | {login for login, n in seen.items() if n >= MIN_THREADS and not login.endswith("[bot]")}
+    busy = {login for login, n in seen.items() if n >= MIN_THREADS and not login.endswith("[bot]")}
+    return frozenset(configured) | busy | labelled
 
 
 def fix_items(text: str) -> tuple[str, ...]:
@@ -144,7 +149,8 @@ def summary_of(body: str, limit: int = SUMMARY_CHARS) -> str:
     chosen = sorted(ranked[:2])
     out = ""
     for i in chosen:
-        piece = _LEADING_MENTIONS.sub("", plain_sentence(sentences[i]))  # "@someone Fixed in …": the name says nothing
+        # "@someone Fixed in …": the name says nothing; "**bold**" would only show as look-alike stars.
+        piece = _LEADING_MENTIONS.sub("", plain_sentence(sentences[i].replace("**", "")))
         if not piece:
             continue
         if out and len(out) + len(piece) + 1 > limit:
@@ -180,6 +186,46 @@ def _fix_in_body(body: str) -> str:
     return text if fix_items(text) else ""
 
 
+# "The problem was not …", "still fails": a report that its own attempt did not work.
+_NOT_FIXED = re.compile(r"(?i)(?:\bnot|n't|\bnever|\bstill)\s{1,3}(?:\w{1,12}\s{1,3}){0,2}(?:solv|fix|resolv|work)|仍然|还是不行|没有?解决|无效")
+
+
+def _own_fix(body: str) -> bool:
+    """The reporter says what the problem was or what solved it ("the problem was in my script;
+    following the guide works"), without a flag or command to name."""
+    text = _outside_code(body)
+    return bool(_OWN_FIX.search(text)) and not _NOT_FIXED.search(text)
+
+
+def _author_text(body: str) -> str:
+    """A thread opener's own text: fences dropped, but their callouts kept ("> [!NOTE] needs X" in a
+    guide is the author's point, not a quote of someone else)."""
+    out, fenced = [], False
+    for line in body.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(_CALLOUT.sub("", line.lstrip().lstrip(">").strip()))
+    return "\n".join(out)
+
+
+_CALLOUT = re.compile(r"^\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s{0,4}", re.IGNORECASE)
+
+
+def _maintainers_own_thread(base: Resolution, issue: StoredIssue) -> Resolution:
+    """A thread a maintainer opened (a guide, a how-to, a known-issue note) says what it says in its
+    body. Closed, it is their word on the matter; open, it is still a plan, so it ranks below a
+    reporter's workaround and never leads or stands in for a resolution."""
+    text = _author_text(issue.body[:20_000])
+    summary = summary_of(text)
+    if not summary:
+        return replace(base, certainty=Certainty.CLOSED if issue.state == "closed" else Certainty.NONE)
+    closed = issue.state == "closed"
+    return replace(base, certainty=Certainty.MAINTAINER if closed else Certainty.OTHER, said_by="maintainer",
+                   author=issue.author, summary=summary, fix_items=fix_items(text))
+
+
 def _confirmed_by_another(roles: list[tuple[IssueComment, Role]], index: int) -> bool:
     """Someone other than the comment's author says it works, later in the thread."""
     author = roles[index][0].author
@@ -213,7 +259,8 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
             # Named items, or another person's "works now" after it: a workaround someone else
             # confirmed needs no flag to be worth leading with.
             hits = [(_score(c.body), i, c) for i, (c, r) in enumerate(roles)
-                    if r == wanted and _candidate(c) and (fix_items(c.body) or _confirmed_by_another(roles, i))]
+                    if r == wanted and _candidate(c)
+                    and (fix_items(c.body) or _confirmed_by_another(roles, i) or (wanted == "reporter" and _own_fix(c.body)))]
             hits = [h for h in hits if h[0] >= MIN_FIX_SCORE or (wanted == "reporter" and _OWN_FIX.search(_outside_code(h[2].body)))]
             if hits:
                 _, index_, comment_ = max(hits, key=lambda h: (h[0], h[1]))
@@ -223,6 +270,8 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
             in_body = _fix_in_body(issue.body)
             if in_body:  # "Fix: export …" written into the report itself
                 chosen, said_by = (-1, IssueComment(issue.author, "", in_body)), "reporter"
+    if chosen is None and issue.author and issue.author in maintainers:
+        return _maintainers_own_thread(base, issue)
     if chosen is None:
         return replace(base, certainty=Certainty.CLOSED if issue.state == "closed" else Certainty.NONE)
     index, comment = chosen

@@ -102,3 +102,24 @@ def test_a_workaround_another_person_confirms_counts_without_a_named_flag() -> N
 def test_a_summary_does_not_start_with_the_person_it_answers() -> None:
     record = extract(thread(35, NUMPY, ("maint", "MEMBER", "@alice @bob Fixed in the newest release: upgrade to v0.9.1.")), frozenset())
     assert record.summary.startswith("Fixed in the newest release") and "alice" not in record.summary
+
+
+def test_a_guide_a_maintainer_opened_is_their_word_closed_and_only_a_plan_open() -> None:
+    body = ("### Prefix caching\nFor usage follow the [vLLM docs](https://docs.vllm.ai/en/latest/features/apc.html).\n"
+            "> [!NOTE]\n>\n> Prefix caching here needs **`block_size >= 128`**.")
+    maintainers = maintainers_of([thread(41, "x", ("lead", "MEMBER", "Fixed in v0.9.1, upgrade."), author="bob")])
+    guide = extract(thread(40, body, title="[Guide]: prefix caching", author="lead"), maintainers)
+    assert (guide.said_by, guide.certainty) == ("maintainer", Certainty.MAINTAINER)
+    assert "needs `block_size >= 128`" in guide.summary and "vLLM docs: features/apc" in guide.summary and "*" not in guide.summary
+    plan = extract(thread(42, body, title="[RFC]: prefix caching", author="lead", state="open"), maintainers)
+    assert plan.certainty == Certainty.OTHER  # an open plan never leads (leads need the reporter's word or better)
+    assert extract(thread(43, body, author="stranger"), maintainers).said_by == "none"
+
+
+def test_the_reporters_own_diagnosis_counts_without_a_named_flag_but_not_a_failed_attempt() -> None:
+    found = extract(thread(44, "VL model hangs", ("alice", "NONE", "The problem was in my own script; following the tutorial works.")),
+                    frozenset())
+    assert (found.said_by, found.certainty) == ("reporter", Certainty.REPORTER)
+    failed = extract(thread(45, "VL model hangs", ("alice", "NONE", "The problem was not solved by upgrading, it still hangs.")),
+                     frozenset())
+    assert failed.said_by == "none"
