@@ -35,7 +35,17 @@ _GENERIC = frozenset(
     "work works fix fixed issue issues known add added please note next will also more when with this that "
     "true false enabled enable none null default "
     "版本 支持 问题 现在 使用 修复 新增 发布 可以 需要 是否 这版 能用 还是 一直 一个 这个 不是 是不是 我们 你们 怎么办 有没有 没有 "
-    "后面 之后 然后 同样 明显 感觉 完全 好像 老的 新的 这套 那个".split()
+    "后面 之后 然后 同样 明显 感觉 完全 好像 老的 新的 这套 那个 "
+    # common English words that happen to be rare in release notes ("soon", "just"): no topic
+    "just soon while still then than very really quite some any every each other another same such only even "
+    "much many more most less few lot lots thing things way ways time times day days got get gets getting make makes "
+    "made need needs want wants try tried trying seem seems look looks like know think sure also again already yet "
+    "here there where when what which who whom whose why how does did done doing been being have has had having "
+    "would could should might must shall can cannot can't won't don't doesn't didn't isn't aren't wasn't weren't "
+    "it's i'm we're they're you're after before above below under over into onto from with without within about "
+    "across through during until since per via around against between among both either neither whether because "
+    "though although however instead else ever never always often sometimes usually still expected expect ok okay "
+    "please thanks thank hi hello mo".split()
 )
 _VERSIONISH = re.compile(r"^v?\d{1,4}(?:[.\-]\w{1,12}){1,5}$|^\d{1,2}$|^\d{4,6}$|^\d{1,4}(?:rc|post|dev)\d{0,8}$|^rc\d{0,3}$|^post\d{0,3}$|^dev\d{0,8}$")
 # Model names and chips: letters and digits in one word (Gemma3, Qwen3, GLM5, x86, 310p, w8a8).
@@ -44,7 +54,7 @@ _ENTITY = re.compile(r"^(?=[a-z0-9]{2,20}$)(?=.{0,19}[a-z])(?=.{0,19}\d)")
 # token `model:deepseek3.2` on both sides, and a note about another generation is not this one's.
 _MODEL = re.compile(
     r"(?i)(?<![A-Za-z0-9])(qwen|deepseek|glm|gemma|llama|kimi|minimax|mistral|internvl|baichuan|hunyuan|pangu|ernie|phi|bailing|chatglm)"
-    r"[ \-]?v?(\d{1,2}(?:\.\d{1,2})?)(?![\d.]\d)"
+    r"[ \-]?v?(\d{1,2}(?:\.\d{1,2})?)(?![\d.]\d)(?:[ \-]?(vl|omni|next|coder|asr|math)(?![A-Za-z]))?"
 )
 # Words of the domain the shared bridge (core/index/terms.py) does not carry, both ways.
 _BRIDGE = {
@@ -106,7 +116,9 @@ class NotesIndex:
                 if not hit:
                     continue
                 shared |= hit
-                score += max(self.idf.get(t, 0.0) * _weight(t, strong) for t in hit)
+                weights = sorted((self.idf.get(t, 0.0) * _weight(t, strong) for t in hit), reverse=True)
+                # The model group counts its two best tokens: the family and the variant (Qwen3 + Next).
+                score += sum(weights[:2]) if models and group == groups[0] else weights[0]
                 if hit - naming:
                     other_hit = True
                     rare_hit = rare_hit or bool((hit - naming) & self.rare)
@@ -144,7 +156,7 @@ def _weight(token: str, strong: set[str]) -> float:
 
 
 def _models(text: str) -> frozenset[str]:
-    return frozenset(f"model:{m.group(1).lower()}{m.group(2)}" for m in _MODEL.finditer(text[:4000]))
+    return frozenset(f"model:{m.group(1).lower()}{m.group(2)}{(m.group(3) or '').lower()}" for m in _MODEL.finditer(text[:4000]))
 
 
 def topic_text(question: str) -> str:
@@ -178,9 +190,13 @@ _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{1,200}|[^\s\u3400-\u9fff\uf900
 
 def question_groups(question: str) -> list[frozenset[str]]:
     """One set of tokens per word of the question (a Chinese run gives one per jieba word), each
-    with its translations; plus one per model generation named."""
+    with its translations; every word naming a model counts once, all together (Qwen3-14B and
+    Qwen3-0.6B in one question are one match on Qwen3, not two)."""
     topic = topic_text(question)
-    groups: list[frozenset[str]] = [frozenset({m}) for m in _models(topic)]
+    naming = _model_words(topic)
+    models = _models(topic)
+    groups: list[frozenset[str]] = [frozenset(models | naming)] if models else []
+    seen: set[frozenset[str]] = set()
     for match in _WORD.finditer(topic):
         word = match.group(0)
         if "\u3400" <= word[0] <= "\ufaff":
@@ -188,10 +204,12 @@ def question_groups(question: str) -> list[frozenset[str]]:
         else:
             pieces = [_tokens(word.strip(":=."))]
         for piece in pieces:
+            piece = piece - naming - models
             extra = {w for t in piece for w in _BRIDGE.get(t, ())}
-            group = {t for t in piece | extra | set(bridge(piece | extra)) if _useful(t)}
-            if group:
-                groups.append(frozenset(group))
+            group = frozenset(t for t in piece | extra | set(bridge(piece | extra)) if _useful(t))
+            if group and group not in seen:  # a word said twice is one match
+                seen.add(group)
+                groups.append(group)
     return groups
 
 
