@@ -170,6 +170,15 @@ _OFF_TOPIC = guarded(
     r"lyrics|歌词|horoscope|星座|birthday|生日",
     _OFF_TOPIC_WORDS,
 )
+# Technical text with no product named: a source file, an ENV_VAR, a snake_case name, an error word.
+_TECHNICAL = guarded(
+    r"(?<![\w.])[A-Za-z_]\w{0,60}\.(?:cpp|cc|cxx|h|hpp|py|so)(?![\w])|(?<![\w])[A-Z][A-Z0-9]{1,20}_[A-Z0-9_]{1,80}(?![\w])"
+    r"|(?<![\w])[a-z][a-z0-9]{1,30}_[a-z0-9_]{1,80}(?![\w])|(?<![A-Za-z])(?:error|errors|exception|traceback|failed|fails?)(?![A-Za-z])"
+    r"|报错|错误|异常|失败",
+    ("_", ".", "error", "exception", "traceback", "fail", "报错", "错误", "异常", "失败"),
+)
+# A GPU-only setting (NCCL, a consumer NVIDIA card): positive evidence that the question is about another stack.
+_GPU_ONLY = guarded(r"(?<![A-Za-z])(?:nccl|rtx|geforce|nvidia)|(?<![\w.])[1-5]0[5-9]0(?:[ \-]?ti)?s?(?![\w.])", ("nccl", "rtx", "geforce", "nvidia", "0"))
 # "The Python one" of MindIE's cluster layer is MindIE-PyMotor.
 _PY_HINT = guarded(r"(?<![A-Za-z])python(?![A-Za-z])|(?<![A-Za-z])py(?![A-Za-z])", ("py",))
 # Which framework to use: the answer compares the LLM serving stacks on Ascend.
@@ -467,6 +476,11 @@ def _route(
         return RouteDecision("research", session, reason="follow-up in a thread about " + ", ".join(session))
     if not clean.strip():
         return RouteDecision("out_of_scope", (), reason="empty message")
+    if _TECHNICAL.search(clean, low) and not _GPU_ONLY.search(clean, low):
+        # A technical message (a source file, an env var, a snake_case name, an error) that names no
+        # product and no other stack: declining needs positive evidence of another stack, so ask among
+        # the NPU runtimes and upstream vLLM; a thread or the vocabulary may still settle it.
+        return _clarify(kb, "technical, nothing named", (*ASCEND_RUNTIMES[:3], VLLM))
     return RouteDecision("out_of_scope", (), reason="no repository or Ascend context")
 
 

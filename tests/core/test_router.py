@@ -676,3 +676,13 @@ def test_the_decision_says_whether_the_text_names_an_identifier_and_an_npu() -> 
     assert keyed.ascend and keyed.specific
     upstream = route("--max-logprobs 20 is ignored by the OpenAI server")
     assert not upstream.ascend and upstream.specific
+
+
+def test_a_technical_message_naming_nothing_is_asked_about_not_declined() -> None:
+    # Declining needs positive evidence of another stack: a source file, an env var or an error with
+    # no product named is asked about (the runtimes and upstream vLLM), never refused.
+    for text in ("[error] [block_alloc_solver.cpp:63] can't find block, free fail", "sleep(level=1) frees nothing with PYTORCH_CUDA_ALLOC_CONF set"):
+        decision = route(text)
+        assert decision.action == "clarify" and "vllm-project/vllm" in [o.repo for o in decision.options]
+    assert route("How do I set NCCL_P2P_DISABLE for two RTX 4090s?").action == "out_of_scope"  # a GPU-only setting
+    assert route("thanks, see you tomorrow").action == "out_of_scope"  # nothing technical: not ours
