@@ -27,6 +27,7 @@ from core.releases.names import NameHistory, name_history
 from core.releases.notes import TRANSLATIONS, notes_index
 from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
+from core.resolution.words import specific_words
 
 # Each product's release notes on its default branch, and their layout (core/releases/changes.py).
 RELEASE_NOTES = {
@@ -274,6 +275,14 @@ def _dedup(scored: Sequence[tuple[float, NoteBullet]]) -> list[tuple[float, Note
     return sorted(best.values(), key=lambda item: -item[0])
 
 
+_MODEL_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,20}\d{1,3}(?:\.\d{1,2})?(?![A-Za-z0-9])")
+
+
+def _names(text: str) -> set[str]:
+    """What a text names: identifiers (core/resolution/words.py) and versioned model names (Gemma3, Qwen2.5)."""
+    return specific_words(text) | {m.lower() for m in _MODEL_NAME.findall(text[:20_000])}
+
+
 def release_news(clone: Path, choice: ReleaseChoice | None, question: str, language: Language,
                  repo: str = "") -> ReleaseNews:
     """The lead lines and the other lines for this question at the user's release; with `choice`
@@ -292,7 +301,12 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
+        asked = _names(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag if choice else "")):
+            if choice is None and not asked & _names(bullet.text):
+                # Their release unknown, a bullet is worth showing only when it names what they named
+                # (an env var, a key, a versioned model): a bullet alike in words reads as a diagnosis.
+                continue
             where = relation(clone, bullet, choice) if choice else "any"
             kind = bullet_kind(bullet)
             if where == "newer" and kind in ("fix", "added"):

@@ -115,3 +115,12 @@ def test_with_the_release_unknown_the_notes_are_framed_by_their_own_release(clon
                for line in news.general)
     names = release_news(clone, None, "VLLM_LLMDD_RPC_PORT is ignored", "en", REPO).general
     assert names[0] == "`VLLM_LLMDD_RPC_PORT` exists from v0.9.1rc2; removed in v0.10.0rc1, replaced by `VLLM_ASCEND_LLMDD_RPC_PORT`."
+
+
+def test_with_the_release_unknown_a_bullet_must_name_what_the_question_names(clone: Path) -> None:
+    # "accuracy is wrong" alone matches the Gemma3 fix in words only: shown with their release unknown,
+    # it would read as the diagnosis of a model they never named.
+    unnamed = release_news(clone, None, "accuracy is wrong on my machine", "en", REPO).general
+    assert not any("#2528" in line for line in unnamed)
+    named = release_news(clone, None, "Gemma3 accuracy is wrong on my machine", "en", REPO).general
+    assert any("#2528" in line for line in named)
