@@ -167,6 +167,11 @@ class Environment:
         releases and no version of its own yet (several candidates: it stays unnamed)."""
         unnamed = self.get("release")
         fields = {RELEASE_FIELDS[r] for r in repos if r in RELEASE_FIELDS}
+        if fields == {"vllm-ascend", "vllm"}:
+            # Routed to both (an upstream feature on an NPU): the plugin's releases are named after the
+            # vLLM release they pair with, so the number means one release line either way, and the
+            # plugin's is the one its advice (release ranges, the matrix row) is keyed on.
+            fields = {"vllm-ascend"}
         if unnamed is None or len(fields) != 1:
             return self
         (field,) = fields

@@ -72,8 +72,10 @@ def test_an_unnamed_release_belongs_to_the_one_routed_product() -> None:
     assert env.release_of(VA) is None
     mine = env.with_unnamed_release_as((VA,))
     assert mine.release_of(VA) == "0.9.1" and mine.get("release") is None
-    # two products with releases: which one is not ours to guess
-    assert env.with_unnamed_release_as((VA, "vllm-project/vllm")).release_of(VA) is None
+    # vLLM and the plugin together: the plugin's release line (it is named after the vLLM release it pairs with)
+    assert env.with_unnamed_release_as((VA, "vllm-project/vllm")).release_of(VA) == "0.9.1"
+    # two products whose numbers mean different things: which one is not ours to guess
+    assert env.with_unnamed_release_as((VA, "verylucky01/MindIE-LLM")).release_of(VA) is None
     assert read_environment("vllm-ascend 0.9.1rc2 with vllm 0.9.1").release_of("vllm-project/vllm") == "0.9.1"
     assert read_environment("MindIE 2.1.RC1").release_of("verylucky01/MindIE-LLM") == "2.1.RC1"
     assert read_environment("vllm-ascend 0.9.1").release_of("sgl-project/sglang") is None
