@@ -16,7 +16,7 @@ from bot.access_check import OpenPlatformError, access_policy, check_access
 from bot.doctor import run_doctor
 from bot.settings import Settings
 from bot.wiring import build_components
-from core.access import AccessPolicy
+from tests.support.cli import run_bot_here
 from tests.support.fake_telegram import TOKEN as TELEGRAM_TOKEN
 
 NAMES = platform_names()  # the registered platforms' names, as the bot passes them to core/access.py
@@ -99,11 +99,16 @@ def test_a_misspelt_platform_is_named() -> None:
     assert len(lines) == 1 and "'telgram'" in lines[0] and "names no platform" in lines[0]
 
 
-def _bot(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _env(tmp_path: Path, **env: str) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(_PLATFORM_ENV) and k != "REDIS_URL"}
     clean.update(DATA_DIR=str(tmp_path / "data"), REPOS_DIR=str(tmp_path / "repos"), **env)
-    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=tmp_path, env=clean, capture_output=True,
-                          text=True, timeout=120)
+    return clean
+
+
+def _bot(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """A real process: a start that wrongly went ahead would serve forever, and the timeout ends it."""
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=tmp_path, env=_env(tmp_path, **env),
+                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("mode", ["serve", "web", "worker"])
@@ -117,10 +122,11 @@ def test_every_process_that_takes_platform_traffic_refuses_an_open_telegram(tmp_
 
 
 def test_the_terminal_is_never_blocked(tmp_path: Path) -> None:
-    done = _bot("ask", "--offline", "--json", "vllm-ascend 0.9.1 fails at startup", tmp_path=tmp_path,
-                TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN)
-    assert done.returncode == 0, done.stderr
-    assert '"kind"' in done.stdout
+    # `ask` returns by itself, so it runs in this process (tests/support/cli.py)
+    done = run_bot_here(["ask", "--offline", "--json", "vllm-ascend 0.9.1 fails at startup"],
+                        _env(tmp_path, TELEGRAM_BOT_TOKEN=TELEGRAM_TOKEN), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b'"kind"' in done.stdout
 
 
 async def _doctor(make_settings, capsys: pytest.CaptureFixture[str], **values: object) -> tuple[int, list[str]]:

@@ -16,6 +16,7 @@ from bot.doctor import run_doctor
 from bot.server import run_server
 from bot.settings import Settings
 from bot.wiring import build_adapters, platform_checks
+from tests.support.cli import run_bot_here
 
 ROOT = Path(__file__).resolve().parents[2]
 TELEGRAM_TOKEN = "123456:" + "A" * 35
@@ -172,8 +173,13 @@ def test_an_off_platform_names_the_variables_of_each_mode(tmp_path: Path) -> Non
 
 
 def _run(command: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`doctor` returns by itself and runs in this process (tests/support/cli.py); `serve` is a real
+    process, whose timeout ends a start that wrongly went ahead."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("FEISHU_", "SLACK_", "TELEGRAM_", "WECOM_", "ANTHROPIC_"))}
     clean.update(REDIS_URL="redis://127.0.0.1:1/0", DATA_DIR=str(tmp_path), PORT="0", ALLOW_PUBLIC="1", **env)
+    if command == "doctor":
+        done = run_bot_here([command], clean)
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
     return subprocess.run([sys.executable, "-m", "bot", command], cwd=ROOT, env=clean, capture_output=True, text=True,
                           timeout=60)
 

@@ -5,7 +5,7 @@ A fresh interpreter costs 2-10 s on the two-core CI machine before the command d
 command's output, exit code and files call `bot.cli.main` here instead: the same argv, the
 environment given and nothing else (os.environ is replaced, not extended), stdin from the bytes
 given on a real file descriptor, stdout and stderr on real files (so `fileno()` and `isatty()`
-behave as on a pipe), cwd at the repository root, and an exception that escapes `main` reported
+behave as on a pipe), the cwd given (the repository root by default), and an exception that escapes `main` reported
 as the interpreter would: a traceback on stderr and exit status 1.
 
 Tests about the process boundary itself (signals, the `python -m bot` entry point, two processes
@@ -64,8 +64,10 @@ def _exit_status(stop: SystemExit, err: io.TextIOBase) -> int:
     return 1
 
 
-def run_bot_here(args: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`python -m bot *args` with exactly `env`; returns what `subprocess.run(..., capture_output=True)` would."""
+def run_bot_here(args: Sequence[str], env: Mapping[str, str], stdin: bytes | None = None,
+                 cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
+    """`python -m bot *args` with exactly `env` in `cwd` (where `.env` is looked for); returns what
+    `subprocess.run(..., capture_output=True)` would."""
     from bot.cli import main  # noqa: PLC0415 - imported by the first test that runs a command
 
     with contextlib.ExitStack() as stack:
@@ -76,7 +78,7 @@ def run_bot_here(args: Sequence[str], env: Mapping[str, str], stdin: bytes | Non
         std_in, std_out, std_err = (io.TextIOWrapper(f, encoding="utf-8", write_through=True) for f in files)
         stack.enter_context(mock.patch.dict(os.environ, dict(env), clear=True))
         stack.enter_context(mock.patch.multiple(sys, stdin=std_in, stdout=std_out, stderr=std_err))
-        stack.enter_context(contextlib.chdir(ROOT))
+        stack.enter_context(contextlib.chdir(cwd))
         stack.enter_context(logging_restored())
         try:
             code = main(list(args))
