@@ -25,15 +25,18 @@ async def test_two_processes_posting_to_one_group_share_its_per_minute_budget(tg
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    bot = build_bot(TOKEN, tg.api_url)
-    await bot.initialize()
+    # two workers, each with its own bot (as in two processes: so each has its own in-process flood
+    # limiter, which one shared bot would make sleep for real past 20 messages), sender and pacer
+    bots = [build_bot(TOKEN, tg.api_url) for _ in range(2)]
+    for bot in bots:
+        await bot.initialize()
     try:
-        # two workers, each with its own sender and pacer, answering in the same group
-        senders = [TelegramSender(bot, redis, keys, GROUP, None, pacer=Pacer(redis, keys, "telegram", sleep)) for _ in range(2)]
+        senders = [TelegramSender(bot, redis, keys, GROUP, None, pacer=Pacer(redis, keys, "telegram", sleep)) for bot in bots]
         for n in range(GROUP_RATE.burst + 2):
             await senders[n % 2].send(f"message {n}")
     finally:
-        await bot.shutdown()
+        for bot in bots:
+            await bot.shutdown()
     assert len(tg.calls_to("sendMessage")) == GROUP_RATE.burst + 2
     assert len(waits) == 2  # the burst was shared: only the two beyond it waited
     assert GROUP_RATE.interval / 2 < waits[0] <= GROUP_RATE.interval
