@@ -93,21 +93,26 @@ class BlockingResearcher(CountingResearcher):
         return Outcome()
 
 
+async def _until_one_is_refused_or_both_reach_the_model(tasks: list[asyncio.Future], researcher: BlockingResearcher) -> None:
+    """The researcher blocks until released, so a question that finishes first was refused; if both
+    got past the budget check (the overshoot) both block in the researcher and calls reaches 2. The
+    wait used to run its full 2 s whenever the budget held."""
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if researcher.calls == 2 or any(task.done() for task in tasks):
+            return
+
+
 async def test_two_concurrent_questions_cannot_overshoot_the_users_budget(redis, keys) -> None:
     """Each question is estimated at 60% of what is left: only one may run the model."""
     researcher = BlockingResearcher()
     budget = TokenBudget(redis, keys, daily_limit=1_000_000, user_daily_limit=10_000, reserve=6000)
     conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
     question = "vllm-ascend 0.9.1 on 910B fails with ACL error 507015 at startup"
-    both = asyncio.gather(
-        conversation.handle(ask(question, "alice", "t1")), conversation.handle(ask(question, "alice", "t2"))
-    )
-    for _ in range(200):  # until both questions got past the budget check
-        await asyncio.sleep(0.01)
-        if researcher.calls == 2:
-            break
+    tasks = [asyncio.ensure_future(conversation.handle(ask(question, "alice", thread))) for thread in ("t1", "t2")]
+    await _until_one_is_refused_or_both_reach_the_model(tasks, researcher)
     researcher.release.set()
-    first, second = await both
+    first, second = await asyncio.gather(*tasks)
     assert researcher.calls == 1
     assert sorted("MODEL ANSWER" in r.text for r in (first, second)) == [False, True]
     assert any("your share of today's research budget" in r.text for r in (first, second))
@@ -118,15 +123,11 @@ async def test_two_concurrent_questions_cannot_overshoot_the_shared_budget(redis
     budget = TokenBudget(redis, keys, daily_limit=10_000, user_daily_limit=0, reserve=6000)
     conversation = Conversation(RedisSessionStore(redis, keys, 600), researcher=researcher, budget=budget)
     question = "vllm-ascend 0.9.1 on 910B fails with ACL error 507015 at startup"
-    both = asyncio.gather(
-        conversation.handle(ask(question, "alice", "t1")), conversation.handle(ask(question, "bob", "t2"))
-    )
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if researcher.calls == 2:
-            break
+    tasks = [asyncio.ensure_future(conversation.handle(ask(question, sender, thread)))
+             for sender, thread in (("alice", "t1"), ("bob", "t2"))]
+    await _until_one_is_refused_or_both_reach_the_model(tasks, researcher)
     researcher.release.set()
-    replies = await both
+    replies = await asyncio.gather(*tasks)
     assert researcher.calls == 1
     assert any("Today's research budget is used up" in r.text for r in replies)
 
