@@ -54,6 +54,20 @@ def logging_restored() -> Iterator[None]:
         logging.Logger.manager._clear_cache()  # type: ignore[attr-defined]
 
 
+@contextlib.contextmanager
+def _fresh_process_memory() -> Iterator[None]:
+    """What a new process starts without and takes with it: the features each model endpoint refused
+    (keyed by URL; a later fake server on a reused port must not inherit them). The other
+    process-wide caches are keyed by clone path and commit, which differ per test."""
+    from core.research import compat  # noqa: PLC0415
+
+    compat.forget_all()
+    try:
+        yield
+    finally:
+        compat.forget_all()
+
+
 def _exit_status(stop: SystemExit, err: io.TextIOBase) -> int:
     """What the interpreter makes of `raise SystemExit(code)` (bot/__main__.py)."""
     if stop.code is None:
@@ -80,6 +94,7 @@ def run_bot_here(args: Sequence[str], env: Mapping[str, str], stdin: bytes | Non
         stack.enter_context(mock.patch.multiple(sys, stdin=std_in, stdout=std_out, stderr=std_err))
         stack.enter_context(contextlib.chdir(cwd))
         stack.enter_context(logging_restored())
+        stack.enter_context(_fresh_process_memory())
         try:
             code = main(list(args))
         except SystemExit as stop:
