@@ -42,7 +42,7 @@ MAX_LEAD = 2
 FIX_BOOST = 1.25  # a fix their release lacks (the "upgrade to vX" answer) outranks a same-score note
 ADDED_BOOST = 1.1
 INCLUDED_SHARE = 0.75  # a change their release already has: shown from this share of the lead bar
-MAX_LINES = 3
+MAX_LINES = 2  # below the lead bar: a third line was noise in every eval/release_dev.jsonl answer that had one
 MAX_TEXT = 260
 
 # Identifiers a question can name: ENV_VARS and snake_case keys (also inside --additional-config JSON).
@@ -303,9 +303,11 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         framed = []
         asked = _names(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag if choice else "")):
-            if choice is None and not asked & _names(bullet.text):
+            if choice is None and not (asked & (specific_words(bullet.text) if bullet_kind(bullet) == "known" else _names(bullet.text))):
                 # Their release unknown, a bullet is worth showing only when it names what they named
                 # (an env var, a key, a versioned model): a bullet alike in words reads as a diagnosis.
+                # Another release's known issue needs an identifier: a model name alone matched the
+                # known issues of unrelated deployments of that model.
                 continue
             where = relation(clone, bullet, choice) if choice else "any"
             kind = bullet_kind(bullet)

@@ -124,3 +124,9 @@ def test_with_the_release_unknown_a_bullet_must_name_what_the_question_names(clo
     assert not any("#2528" in line for line in unnamed)
     named = release_news(clone, None, "Gemma3 accuracy is wrong on my machine", "en", REPO).general
     assert any("#2528" in line for line in named)
+
+
+def test_with_the_release_unknown_another_releases_known_issue_needs_an_identifier(clone: Path) -> None:
+    general = release_news(clone, None, "Gemma3 accuracy is wrong on long prompts", "en", REPO).general
+    assert any("#2528" in line for line in general)  # the fix names the model: shown
+    assert not any("A known issue of" in line for line in general)  # a model name alone: not a known issue of theirs
