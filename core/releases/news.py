@@ -296,21 +296,22 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
     history = name_history(clone, repo, _TAGS.of(clone), head)
     if history is not None and history.tags:
         lead += name_lines(history, choice, question, language) if choice else general_name_lines(history, question, language)
-    notes = RELEASE_NOTES.get(repo)
+    # Release-note bullets only against a known release: with the release unknown, "fixed in vX: upgrade"
+    # cannot be said rightly (they may have it), and a bullet matched in words read as a diagnosis of
+    # something else in most answers the judges read (docs/releases.md). Name histories stay: they are exact.
+    notes = RELEASE_NOTES.get(repo) if choice is not None else None
     if notes:
         index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
         asked = _names(question)
-        for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag if choice else "")):
-            if choice is None and not (asked & (specific_words(bullet.text) if bullet_kind(bullet) == "known" else _names(bullet.text))):
-                # Their release unknown, a bullet is worth showing only when it names what they named
-                # (an env var, a key, a versioned model): a bullet alike in words reads as a diagnosis.
-                # Another release's known issue needs an identifier: a model name alone matched the
-                # known issues of unrelated deployments of that model.
-                continue
-            where = relation(clone, bullet, choice) if choice else "any"
+        for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
+            where = relation(clone, bullet, choice)
             kind = bullet_kind(bullet)
+            if where == "newer" and kind == "fix" and not asked & _names(bullet.text):
+                # "Fixed in vX: upgrade" for a fix alike in words only was the judges' most frequent
+                # wrong statement (an unrelated fix sold as the way out): a fix must name what they named.
+                continue
             if where == "newer" and kind in ("fix", "added"):
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
             if where == "included" and kind != "removed" and score < INCLUDED_SHARE * lead_score:
@@ -325,9 +326,9 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 continue
             if score >= lead_score and len(lead) < MAX_LEAD:
                 lead.append(line)
-            elif choice is not None and len(lines) < MAX_LINES:
+            elif len(lines) < MAX_LINES:
                 lines.append(line)
-    if choice is None:  # not about their release: only what clears the lead bar, under its own heading
+    if choice is None:  # not about their release: the name histories, under their own heading
         return ReleaseNews(general=tuple(lead[:MAX_LEAD + 1]))
     return ReleaseNews(tuple(lead), tuple(lines))
 
