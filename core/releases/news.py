@@ -326,7 +326,9 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 continue
             if score >= lead_score and len(lead) < MAX_LEAD:
                 lead.append(line)
-            elif len(lines) < MAX_LINES:
+            elif len(lines) < MAX_LINES and not upgrade:
+                # Below the lead bar, "added in vX: upgrade" was an unrelated feature sold as the way
+                # out more often than not (judged on the doc-style set): only what their release has or changed.
                 lines.append(line)
     if choice is None:  # not about their release: the name histories, under their own heading
         return ReleaseNews(general=tuple(lead[:MAX_LEAD + 1]))
