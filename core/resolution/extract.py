@@ -197,6 +197,9 @@ def _own_fix(body: str) -> bool:
     return bool(_OWN_FIX.search(text)) and not _NOT_FIXED.search(text)
 
 
+_CALLOUT = re.compile(r"^\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s{0,4}", re.IGNORECASE)
+
+
 def _author_text(body: str) -> str:
     """A thread opener's own text: fences dropped, but their callouts kept ("> [!NOTE] needs X" in a
     guide is the author's point, not a quote of someone else)."""
@@ -208,9 +211,6 @@ def _author_text(body: str) -> str:
         if not fenced:
             out.append(_CALLOUT.sub("", line.lstrip().lstrip(">").strip()))
     return "\n".join(out)
-
-
-_CALLOUT = re.compile(r"^\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s{0,4}", re.IGNORECASE)
 
 
 def _maintainers_own_thread(base: Resolution, issue: StoredIssue) -> Resolution:
