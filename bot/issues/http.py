@@ -23,6 +23,8 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
+from core.research.tools.issues import api_error_message
+
 Host = Literal["github", "gitcode"]
 _HOST_NAMES = {"github": "GitHub", "gitcode": "GitCode"}
 _MAX_RATE_WAITS = 20  # distinct rate-limit waits for one request before giving up
@@ -133,7 +135,7 @@ class HostClient:
                 continue
             if response.status_code >= 400:
                 raise ApiError(
-                    self._clean(f"{self.name} answered HTTP {response.status_code} on {path}: {_message(response)}"),
+                    self._clean(f"{self.name} answered HTTP {response.status_code} on {path}: {api_error_message(response)}"),
                     response.status_code,
                 )
             try:
@@ -205,10 +207,3 @@ def _epoch(value: str | None) -> float | None:
     return _seconds(value)
 
 
-def _message(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return "no details"
-    message = data.get("message") if isinstance(data, dict) else None
-    return str(message)[:200] if message else "no details"

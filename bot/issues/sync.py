@@ -21,7 +21,6 @@ import asyncio
 import fcntl
 import importlib
 import importlib.util
-import inspect
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -37,6 +36,7 @@ from bot.issues.followup import run_followups
 from bot.issues.hosts import BadItem, GitCodeIssues, GitHubIssues, IssueHost, Limits, item_number, to_stored, wants_comments
 from bot.issues.http import ApiError, Clock, HostClient, Policy, SystemClock
 from bot.issues.state import ListedNumbers, Pending, RepoState, StateError, SyncState
+from bot.progress import ProgressFn, say
 from bot.settings import Settings, secret
 from core.issue_store import (
     IssueComment,
@@ -54,7 +54,6 @@ from core.issue_store import (
 from core.research.redact import Redactor
 from core.research.repos import REPOSITORIES, RepoInfo, find_repo
 
-ProgressFn = Callable[[str], Any]
 log = logging.getLogger(__name__)
 _COMPACT_RATIO = 1.5  # rewrite a file once it holds 50 % more lines than issues
 # A full listing that lacks more than half of the stored threads (and more than a handful) is a
@@ -122,7 +121,7 @@ async def sync_issues(
         info = find_repo(name)
         if info is None:
             outcomes.append(RepoOutcome(name, error="not an allowlisted repository", resumable=False))
-            await _say(progress, outcomes[-1].line())
+            await say(progress, outcomes[-1].line())
         elif info not in wanted:
             wanted.append(info)
     if not wanted:
@@ -134,7 +133,7 @@ async def sync_issues(
         except ValueError:
             failed = [RepoOutcome(r.name, error=f"ISSUES_INITIAL_SINCE is not a date: {initial_since!r}", resumable=False) for r in wanted]
             for outcome in failed:
-                await _say(progress, outcome.line())
+                await say(progress, outcome.line())
             return outcomes + failed
     try:
         with exclusive(settings.data_dir):
@@ -149,7 +148,7 @@ async def sync_issues(
     except (StateError, IssuesBusy) as exc:
         failed = [RepoOutcome(r.name, error=str(exc)) for r in wanted]
         for outcome in failed:
-            await _say(progress, outcome.line())
+            await say(progress, outcome.line())
         return outcomes + failed
     by_name = {o.repo: o for group in results for o in group}
     return outcomes + [by_name[r.name] for r in wanted]
@@ -182,7 +181,7 @@ async def _run_group(
             full_every_days=plan.full_every_days, force_full=plan.force_full,
         )
         outcomes.append(outcome)
-        await _say(progress, outcome.line())
+        await say(progress, outcome.line())
     return outcomes
 
 
@@ -419,14 +418,6 @@ def exclusive(data_dir: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-async def _say(progress: ProgressFn | None, line: str) -> None:
-    if progress is None:
-        return
-    result = progress(line)
-    if inspect.isawaitable(result):
-        await result
 
 
 async def reindex_changed(settings: Settings, repos: list[str], say: Callable[[str], None] = print) -> bool:

@@ -74,7 +74,7 @@ class IssueApis:
         if response.status_code in (401, 403):
             raise _ApiProblem(f"{host} refused the request (HTTP {response.status_code}); the token may be missing or invalid.")
         if response.status_code >= 400:
-            raise _ApiProblem(f"{host} returned HTTP {response.status_code}: {_error_message(response)}")
+            raise _ApiProblem(f"{host} returned HTTP {response.status_code}: {api_error_message(response)}")
         try:
             return response.json()
         except ValueError:
@@ -98,7 +98,8 @@ def _rate_limited(host: str, response: httpx.Response, has_token: bool) -> str:
     )
 
 
-def _error_message(response: httpx.Response) -> str:
+def api_error_message(response: httpx.Response) -> str:
+    """The `message` a code host's REST API put in an error body (GitHub and GitCode both do), clipped."""
     try:
         data = response.json()
     except ValueError:
