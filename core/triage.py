@@ -940,7 +940,7 @@ def triage(
     the release); the diagnostic follows as what else to check. `release_notes`: what changed since
     the user's release, one line each; `release_lead`: what their release means for this very
     question ("fixed in v0.10.1rc1 by #2528: upgrade"), shown first; `release_general`: with their
-    release unknown, what the release notes say on it, by release. `stated`: the environment the message states, when the
+    release unknown, the release history of the variables and keys the question names. `stated`: the environment the message states, when the
     caller already read it (the conversation reads it once for the release pins and this).
     `thread_outcomes`: how each related thread was resolved, by its url (core/resolution/answer.py)."""
     kb = kb or current_knowledge()

@@ -54,7 +54,7 @@ _NAME = re.compile(r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,
 class ReleaseNews:
     lead: tuple[str, ...] = ()  # what their release means for the question, shown first
     lines: tuple[str, ...] = ()  # the rest, "since your release"
-    general: tuple[str, ...] = ()  # their release unknown: what the release notes say, by release
+    general: tuple[str, ...] = ()  # their release unknown: the name histories of what the question names
 
     def __bool__(self) -> bool:
         return bool(self.lead or self.lines or self.general)
@@ -159,18 +159,12 @@ _TEXTS: dict[str, tuple[str, str]] = {
                        "{product} {release} 起提供{paren_zh}，您的 {tag} 已包含：{text}"),
     "included removed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
                          "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
-    "any fix": ("Fixed in {product} {release} by {ref}: {text} On an older release, upgrade to {release} or later.",
-                "{product} {release} 已修复（{ref}）：{text} 更早的版本请升级到 {release} 或更高版本。"),
-    "any added": ("Added in {product} {release}{paren}: {text}", "{product} {release} 新增{paren_zh}：{text}"),
-    "any removed": ("Changed in {product} {release}{paren}: {text}", "{product} {release} 起变更{paren_zh}：{text}"),
-    "any changed": ("Changed in {product} {release}{paren}: {text}", "{product} {release} 有变更{paren_zh}：{text}"),
-    "any known": ("A known issue of {product} {release} (its release notes): {text}", "{product} {release} 的已知问题（见其发布说明）：{text}"),
     "included changed": ("Changed in {product} {release}{paren}, before your {tag}: {text}",
                          "{product} {release} 起变更{paren_zh}（早于您的 {tag}）：{text}"),
 }
 
 
-def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice | None, language: Language, repo: str = "") -> str:
+def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice, language: Language) -> str:
     """One bullet framed for the user's release; "" for what does not concern them (a later
     release's known issue, an old known issue their release is past)."""
     kind = bullet_kind(bullet)
@@ -178,12 +172,12 @@ def bullet_line(bullet: NoteBullet, where: str, choice: ReleaseChoice | None, la
     if template is None:
         return ""
     ref = f"#{bullet.prs[0]}" if bullet.prs else (f"issue #{bullet.issues[0]}" if bullet.issues else "")
-    if kind == "fix" and where in ("newer", "any") and not ref:
+    if kind == "fix" and where == "newer" and not ref:
         template = _TEXTS[f"{where} changed"]
     text = bullet.text if len(bullet.text) <= MAX_TEXT else bullet.text[:MAX_TEXT - 1] + "…"
     text = text if text.endswith((".", "。", "…", "!")) else text + "."
     return template[1 if language == "zh" else 0].format(
-        product=_product(choice.repo if choice else repo), release=bullet.release, tag=choice.tag if choice else "", ref=ref, text=text,
+        product=_product(choice.repo), release=bullet.release, tag=choice.tag, ref=ref, text=text,
         paren=f" ({ref})" if ref else "", paren_zh=f"（{ref}）" if ref else "",
     )
 
@@ -286,7 +280,7 @@ def _names(text: str) -> set[str]:
 def release_news(clone: Path, choice: ReleaseChoice | None, question: str, language: Language,
                  repo: str = "") -> ReleaseNews:
     """The lead lines and the other lines for this question at the user's release; with `choice`
-    None (their release unknown) the strongest release-notes lines and name histories, by release."""
+    None (their release unknown) only the name histories of what the question names."""
     repo = choice.repo if choice is not None else repo
     head = head_commit(clone)
     if not head:
@@ -316,7 +310,7 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
             if where == "included" and kind != "removed" and score < INCLUDED_SHARE * lead_score:
                 continue  # an old feature their release already has is worth a line only when it is close to the answer
-            line = bullet_line(bullet, where, choice, language, repo)
+            line = bullet_line(bullet, where, choice, language)
             if line and line not in lead and all(line != other for _, other, _ in framed):
                 framed.append((score, line, where == "newer" and kind in ("fix", "added")))
         framed.sort(key=lambda item: -item[0])

@@ -30,8 +30,8 @@ class ReleaseReading:
               repos: tuple[str, ...] = (), stated: Environment | None = None,
               session_env: Mapping[str, object] | None = None) -> ReleaseNews:
         """What the user's release means for this question: lines that lead the answer and lines
-        after it; for a routed repository whose release is unknown, what its release notes say by
-        release. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
+        after it; for a routed repository whose release is unknown, the release history of the
+        variables and keys the question names. `resolution`: the matched thread (core/resolution/answer.py Match) or None."""
         lead: list[str] = []
         lines: list[str] = []
         general: list[str] = []
