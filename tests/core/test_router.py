@@ -625,6 +625,17 @@ def test_modelslim_as_sglangs_quantization_value_is_not_a_modelslim_question() -
     assert SLIM in _research("msmodelslim 量化后用 sglang --quantization modelslim 起不来")
 
 
+@pytest.mark.parametrize("flags", ["--tp-size 4 --moe-a2a-backend deepep", "--chunked-prefill-size 8192 --max-running-requests 64",
+                                   "--speculative-algorithm EAGLE3", "--dp-size 2 --ep-size 16 --deepep-mode auto"])
+def test_sglang_only_launch_flags_name_sglang(flags: str) -> None:
+    # vLLM spells these --tensor-parallel-size, --max-num-seqs, --speculative-config: only SGLang takes them.
+    assert _research(f"Qwen3-235B on 910B with {flags}: the server hangs after warmup") == (SGLANG,)
+
+
+def test_a_size_flag_vllm_shares_settles_nothing_for_sglang() -> None:
+    assert SGLANG not in route("--tensor-parallel-size 4 --max-model-len 8192 on 910B hangs").repos
+
+
 def test_a_second_mindie_instance_is_a_service_question() -> None:
     assert _research("同一台 8 卡机想起两个 MindIE 实例，第二个起不来") == (LLM,)
 
