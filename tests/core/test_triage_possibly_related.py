@@ -26,3 +26,11 @@ def test_the_chinese_label_and_title_do_not_run_into_each_other() -> None:
     # "**可能相关：****标题**" has no space between the two bold runs: chat renderers show the asterisks
     result = triage("vllm-ascend 启动时加载模型失败：ModuleNotFoundError: No module named 'foo_bar'", PLUGIN, "zh")
     assert "****" not in result.text and result.text.startswith("**可能相关：**【")
+
+
+def test_the_reinstall_step_is_only_for_a_missing_plugin_module() -> None:
+    # A module upstream vLLM's package lacks (vllm.benchmarks.serve) is not fixed by rebuilding the plugin.
+    upstream = triage("vllm serve on the NPU: ModuleNotFoundError: No module named 'vllm.benchmarks.serve'", PLUGIN, "en")
+    assert "reinstall vllm-ascend" not in upstream.text
+    plugin = triage("vllm serve on 910B: ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'", PLUGIN, "en")
+    assert "reinstall vllm-ascend" in plugin.text
