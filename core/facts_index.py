@@ -183,6 +183,24 @@ def _terms(text: str) -> list[str]:
     return [_conflate(t) for t in tokenize(text)]
 
 
+_IDENTIFIER_JOINT = re.compile(r"[A-Za-z0-9][_\-](?=[A-Za-z0-9])")
+_LONG_IDENTIFIER_JOINTS = 2  # three parts or more
+
+
+def _keyword_terms(keywords: Iterable[str]) -> list[str]:
+    """The terms a fact's keywords make it about. A long identifier keyword counts whole, not by its
+    parts: `enable_transpose_kv_cache_by_block` is not about "enable", "kv" or "block", and a
+    question whose own flag splits into those words (`--enable-prefix-caching`, "KV block size")
+    must not meet it there. A two-part name keeps its parts: `w_bit` is about weight bits."""
+    terms: list[str] = []
+    for keyword in keywords:
+        whole = _terms(keyword)
+        if " " not in keyword.strip() and len(_IDENTIFIER_JOINT.findall(keyword)) >= _LONG_IDENTIFIER_JOINTS:
+            whole = whole[:1] + [t for t in whole[1:] if _IDENTIFIER_JOINT.search(t)]
+        terms.extend(whole)
+    return terms
+
+
 @dataclass(frozen=True)
 class _Relevance:
     score: float  # BM25
@@ -200,7 +218,7 @@ class FactIndex:
         self._topic: list[frozenset[str]] = []
         for doc in self.documents:
             topic = _terms(doc.title_en + "\n" + doc.title_zh) * _TITLE_REPEAT
-            topic += _terms("\n".join(doc.keywords)) * _KEYWORD_REPEAT
+            topic += _keyword_terms(doc.keywords) * _KEYWORD_REPEAT
             self._tf.append(Counter(_terms(doc.text_en + "\n" + doc.text_zh) + topic))
             self._topic.append(frozenset(topic))
         self._length = [sum(tf.values()) for tf in self._tf]

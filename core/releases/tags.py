@@ -33,6 +33,13 @@ class ReleaseChoice:
     def exact(self) -> bool:
         return normalized(self.tag) == normalized(self.asked)
 
+    @property
+    def theirs(self) -> str:
+        """The user's release as an answer names it: their own version, not the nearest tag read."""
+        if self.exact or not self.asked:
+            return self.tag
+        return self.asked if self.asked[:1].lower() == "v" else "v" + self.asked
+
 
 def normalized(version: str) -> str:
     """'v0.9.1' and '0.9.1' compare equal; the build part of a dev version is dropped."""

@@ -126,3 +126,20 @@ def test_a_fix_they_lack_leads_only_when_it_names_what_they_named(clone: Path) -
     assert not any("#2528" in line for line in (*vague.lead, *vague.lines))
     named = release_news(clone, at(clone, "v0.10.0rc1"), "Gemma3 accuracy is wrong on long prompts", "en")
     assert any("#2528" in line for line in named.lead)
+
+
+def test_a_version_between_tags_is_named_as_theirs_and_keeps_what_it_has(clone: Path) -> None:
+    # 0.10.0rc2 has no tag: the nearest one below (v0.10.0rc1) is read, but the answer speaks of their
+    # version, and what v0.10.0rc1 added is something they have, not "added in your release".
+    choice = ReleaseChoice(REPO, "0.10.0rc2", "v0.10.0rc1", tag_commit(clone, "v0.10.0rc1"))
+    text = everything(release_news(clone, choice, "Gemma3 accuracy is wrong; is pipeline parallelism supported in V1?", "en"))
+    assert "Your v0.10.0rc2 predates it: upgrade to v0.10.1rc1 or later." in text
+    assert "Available since vllm-ascend v0.10.0rc1 (#1800), which your v0.10.0rc2 includes" in text
+    assert "your release" not in text.lower() and "v0.10.0rc1 predates" not in text
+    assert thread_fix_line(clone, "v0.10.0rc1", 1800, choice, "en").endswith("which your v0.10.0rc2 already includes.")
+
+
+def test_a_bare_number_is_not_a_shared_name() -> None:
+    from core.releases.news import _names
+    assert "4.7" not in _names("GLM-4.7 function calls time out on 0.13.0rc1")
+    assert "qwen2.5" in _names("Qwen2.5 fails")
