@@ -144,3 +144,12 @@ def test_triage_shows_an_indexed_fact_as_a_fact_not_as_a_passage(tmp_path: Path)
 def test_documents_are_built_from_given_facts_only() -> None:
     doc = fact_documents(facts=[])
     assert all(isinstance(d, FactDocument) and d.kind == "pattern" for d in doc)
+
+
+def test_a_long_identifier_keyword_is_not_met_by_its_parts() -> None:
+    # `enable_transpose_kv_cache_by_block` (a keyword of the env-to-additional-config fact) splits into
+    # "enable", "kv", "cache", "block": a prefix-caching question says all four and is not about it.
+    shown = ids("Before I add `--enable-prefix-caching` on vllm-ascend: is there any constraint on the KV block size on NPU?", (ASCEND,))
+    assert "vllm-ascend-env-to-additional-config" not in shown
+    # the identifier itself still finds it
+    assert "vllm-ascend-env-to-additional-config" in ids("what does enable_transpose_kv_cache_by_block do?", (ASCEND,))
