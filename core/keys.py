@@ -22,9 +22,17 @@ class Keys:
     def _tag(self) -> str:
         return "{" + self.prefix + "}"
 
+    def _queued(self, kind: str, platform: str, name: str) -> str:
+        """A key the ingress script touches with the job queue: under the prefix's hash tag."""
+        return f"{self._tag}:{kind}:{platform}:{_digest(name)}"
+
+    def _per_workspace(self, kind: str, platform: str, workspace: str) -> str:
+        """One key per platform and workspace (the workspace id digested: any length, any characters)."""
+        return f"{self.prefix}:{kind}:{platform}:{_digest(workspace)}"
+
     # ingress and jobs: one hash tag, because dedupe + enqueue is one script
     def dedupe(self, platform: str, event_id: str) -> str:
-        return f"{self._tag}:dedupe:{platform}:{_digest(event_id)}"
+        return self._queued("dedupe", platform, event_id)
 
     @property
     def jobs(self) -> str:
@@ -36,7 +44,7 @@ class Keys:
 
     def marker(self, platform: str, name: str) -> str:
         """A flag the ingress script checks or sets with the job (e.g. a thread the bot talks in)."""
-        return f"{self._tag}:marker:{platform}:{_digest(name)}"
+        return self._queued("marker", platform, name)
 
     def order(self, conversation_key: str) -> str:
         """Job ids of one conversation in arrival order; the worker answers only the head."""
@@ -85,7 +93,7 @@ class Keys:
 
     # the answer log (bot/report): one stream per platform and workspace, and the list of them
     def answer_log(self, platform: str, workspace: str) -> str:
-        return f"{self.prefix}:answers:{platform}:{_digest(workspace)}"
+        return self._per_workspace("answers", platform, workspace)
 
     @property
     def answer_log_index(self) -> str:
@@ -94,7 +102,7 @@ class Keys:
 
     # the escalation log (bot/report/escalations.py): one stream per platform and workspace, and the list
     def escalation_log(self, platform: str, workspace: str) -> str:
-        return f"{self.prefix}:escalations:{platform}:{_digest(workspace)}"
+        return self._per_workspace("escalations", platform, workspace)
 
     @property
     def escalation_log_index(self) -> str:
@@ -103,7 +111,7 @@ class Keys:
 
     # team resolutions: one list per platform and workspace, never read across them
     def team_answers(self, platform: str, workspace: str) -> str:
-        return f"{self.prefix}:team:{platform}:{_digest(workspace)}"
+        return self._per_workspace("team", platform, workspace)
 
     # adapter-owned state (stream buffers, callback data, tokens); `platform` namespaces it
     def adapter_state(self, platform: str, name: str) -> str:

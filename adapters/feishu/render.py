@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from adapters.common.links import is_web_url, sanitize_markdown_links
-from core.messages import Reply, ReplyKind, Source
+from adapters.common.sources import sources_title
+from core.messages import Reply, Source
 from core.untrusted_text import plain_line
 
 CARD_BODY_LIMIT = 30 * 1024  # bytes per card/post request body
@@ -34,7 +35,6 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 LABELS = {
     "zh": {
         "working": "⏳ 正在处理你的问题…",
-        "sources": "来源",
         "choose": "请选择一个选项（也可以直接回复编号或名称）：",
         "part": "（第 {i}/{n} 部分）",
         "chosen": "已选择：{label}",
@@ -43,7 +43,6 @@ LABELS = {
     },
     "en": {
         "working": "⏳ Working on your question…",
-        "sources": "Sources",
         "choose": "Pick one (or reply with its number or name):",
         "part": "(part {i}/{n})",
         "chosen": "Chosen: {label}",
@@ -117,7 +116,7 @@ def sources_markdown(sources: tuple[Source, ...], language: str) -> str:
     items = [f"- [{_link_text(s)}]({s.url})" for s in sources if _safe_url(s.url)]
     if not items:
         return ""
-    return f"**{labels(language)['sources']}**\n" + "\n".join(items)
+    return f"**{sources_title(language)}**\n" + "\n".join(items)
 
 
 def options_markdown(reply: Reply) -> str:

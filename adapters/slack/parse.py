@@ -175,6 +175,9 @@ def parse_event(body: dict[str, Any], bot_user_id: str, bot_id: str = "") -> Can
 
 
 def _action(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The clicked element of a `block_actions` payload; None for any other payload."""
+    if payload.get("type") != "block_actions":
+        return None
     actions = payload.get("actions")
     if not isinstance(actions, list) or not actions or not isinstance(actions[0], dict):
         return None
@@ -194,8 +197,6 @@ def _container(payload: dict[str, Any]) -> tuple[str, str, str]:
 
 def parse_choice(payload: dict[str, Any]) -> Candidate | None:
     """A click on a clarification button → the user's pick, in the thread of the question."""
-    if payload.get("type") != "block_actions":
-        return None
     action = _action(payload)
     if action is None or not _str(action.get("action_id")).startswith(CLARIFY_ACTION_PREFIX):
         return None
@@ -230,8 +231,6 @@ def parse_choice(payload: dict[str, Any]) -> Candidate | None:
 
 
 def parse_feedback(payload: dict[str, Any]) -> Feedback | None:
-    if payload.get("type") != "block_actions":
-        return None
     action = _action(payload)
     if action is None:
         return None

@@ -10,8 +10,9 @@ across all our processes); the per-process `FloodControl` limiter still retries 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from telegram import InlineKeyboardMarkup, LinkPreviewOptions, Message, ReplyParameters
@@ -26,6 +27,7 @@ from adapters.telegram.split import MAX_MESSAGE, html_to_plain, split_plain, tg_
 from core.keys import Keys
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 POLL_TIMEOUT = 25  # seconds Telegram holds a getUpdates call open
 RETRY_AFTER_ATTEMPTS = 3
@@ -155,20 +157,49 @@ class TelegramSender:
     async def send(self, html: str, *, reply_to: int | None = None, markup: InlineKeyboardMarkup | None = None) -> list[Message]:
         """Post one HTML chunk (plain text if Telegram refuses the HTML). Returns what was posted."""
         reply = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
+
+        async def send_once() -> list[Message]:
+            return await self._html_or_plain(
+                lambda: self._one_message(html, reply, markup),
+                lambda: self._send_plain(html_to_plain(html), reply, markup),
+                "sending plain text",
+            )
+
+        sent = await self._in_chat(send_once)
+        if sent is None:
+            raise Undeliverable("chat migrated twice")
+        return sent
+
+    async def _in_chat(self, action: Callable[[], Awaitable[T]]) -> T | None:
+        """`action` in this chat, once more in the supergroup a group became (None when it moved
+        twice); a chat that blocked or removed the bot raises Undeliverable."""
         for _ in range(2):  # a second round only after a chat migration
             try:
-                try:
-                    return [await self._send_message(html, ParseMode.HTML, reply, markup)]
-                except BadRequest as exc:
-                    if not is_parse_error(exc):
-                        raise
-                    log.warning("telegram refused the HTML (%s); sending plain text", redact(exc.message))
-                    return await self._send_plain(html_to_plain(html), reply, markup)
+                return await action()
             except ChatMigrated as exc:
                 await self._migrated(exc)
             except Forbidden as exc:
                 raise Undeliverable(redact(exc.message)) from exc
-        raise Undeliverable("chat migrated twice")
+        return None
+
+    @staticmethod
+    async def _html_or_plain(
+        html: Callable[[], Awaitable[T]], plain: Callable[[], Awaitable[T]], warning: str | None = None
+    ) -> T:
+        """`html()`, or `plain()` when Telegram refuses the HTML (said in the log as `warning`, when given)."""
+        try:
+            return await html()
+        except BadRequest as exc:
+            if not is_parse_error(exc):
+                raise
+            if warning is not None:
+                log.warning("telegram refused the HTML (%s); %s", redact(exc.message), warning)
+            return await plain()
+
+    async def _one_message(
+        self, html: str, reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None
+    ) -> list[Message]:
+        return [await self._send_message(html, ParseMode.HTML, reply, markup)]
 
     async def _send_plain(self, text: str, reply: ReplyParameters | None, markup: InlineKeyboardMarkup | None) -> list[Message]:
         pieces = _fit_plain(text)
@@ -194,15 +225,14 @@ class TelegramSender:
 
     async def edit(self, message_id: int, html: str, *, markup: InlineKeyboardMarkup | None = None) -> bool:
         """Edit a message in place. False when it is gone or may not be edited (post a new one)."""
-        for _ in range(2):
+
+        async def edit_once() -> bool:
             try:
-                try:
-                    await self._edit(message_id, html, ParseMode.HTML, markup)
-                except BadRequest as exc:
-                    if not is_parse_error(exc):
-                        raise
-                    log.warning("telegram refused the HTML (%s); editing as plain text", redact(exc.message))
-                    await self._edit(message_id, _fit_plain(html_to_plain(html))[0], None, markup)
+                await self._html_or_plain(
+                    lambda: self._edit(message_id, html, ParseMode.HTML, markup),
+                    lambda: self._edit(message_id, _fit_plain(html_to_plain(html))[0], None, markup),
+                    "editing as plain text",
+                )
                 return True
             except BadRequest as exc:
                 if is_not_modified(exc):
@@ -210,11 +240,8 @@ class TelegramSender:
                 if is_gone(exc):
                     return False
                 raise
-            except ChatMigrated as exc:
-                await self._migrated(exc)
-            except Forbidden as exc:
-                raise Undeliverable(redact(exc.message)) from exc
-        return False
+
+        return bool(await self._in_chat(edit_once))
 
     async def _edit(self, message_id: int, text: str, parse_mode: str | None, markup: InlineKeyboardMarkup | None) -> None:
         await self.bot.edit_message_text(
@@ -230,9 +257,9 @@ class TelegramSender:
         await self.bot.send_chat_action(self.chat_id, "typing", message_thread_id=self.topic_id)
 
     async def draft(self, draft_id: int, html: str) -> None:
-        try:
-            await self.bot.send_message_draft(self.chat_id, draft_id, html, message_thread_id=self.topic_id, parse_mode=ParseMode.HTML)
-        except BadRequest as exc:
-            if not is_parse_error(exc):
-                raise
-            await self.bot.send_message_draft(self.chat_id, draft_id, html_to_plain(html), message_thread_id=self.topic_id)
+        await self._html_or_plain(
+            lambda: self.bot.send_message_draft(
+                self.chat_id, draft_id, html, message_thread_id=self.topic_id, parse_mode=ParseMode.HTML
+            ),
+            lambda: self.bot.send_message_draft(self.chat_id, draft_id, html_to_plain(html), message_thread_id=self.topic_id),
+        )

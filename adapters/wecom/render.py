@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from adapters.common.confidence import answer_body
 from adapters.common.links import is_web_url, sanitize_markdown_links
+from adapters.common.sources import sources_title
 from adapters.common.split import split_markdown
 from core.messages import Language, Progress, Reply, ReplyKind
 from core.untrusted_text import plain_line
@@ -33,7 +34,6 @@ _TEXT: dict[str, dict[Language, str]] = {
     "continued": {"zh": "（未完，见下一条）", "en": "(continued in the next message)"},
     "truncated": {"zh": "（回答过长，已截断）", "en": "(answer too long, truncated)"},
     "choose": {"zh": "回复编号或点击按钮选择。", "en": "Reply with the number, or press a button."},
-    "sources": {"zh": "来源", "en": "Sources"},
     "text_only": {
         "zh": "目前我只能读文字消息，请用文字描述你的问题。",
         "en": "I can only read text messages for now; please describe your question in text.",
@@ -97,7 +97,7 @@ def render_reply(reply: Reply) -> str:
     if reply.sources:
         # an issue's title is anyone's: plain text, never a link, emphasis or mention
         lines = [f"{i}. {_link(defang(plain_line(s.title)), s.url)}" for i, s in enumerate(reply.sources, 1)]
-        parts.append(f"**{text('sources', reply.language)}**\n" + "\n".join(lines))
+        parts.append(f"**{sources_title(reply.language)}**\n" + "\n".join(lines))
     return "\n\n".join(p for p in parts if p)
 
 

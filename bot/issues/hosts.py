@@ -102,20 +102,28 @@ def _login(obj: dict[str, Any]) -> str:
     return login if isinstance(login, str) else "?"
 
 
-class GitHubIssues:
+@dataclass(eq=False)
+class _IssueHost:
+    """What the issue readers of both hosts hold, and the listing query both take."""
+
+    client: HostClient
+    limits: Limits
+
+    def listing_params(self, page: int) -> dict[str, Any]:
+        """One page of issues and pull requests, the most recently updated first."""
+        return {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+
+
+class GitHubIssues(_IssueHost):
     """Pages are followed through the Link header: on large listings (vLLM has tens of thousands
     of issues and pull requests) GitHub refuses deep `page` numbers with 422 and links to the
     next page with a cursor instead."""
-
-    def __init__(self, client: HostClient, limits: Limits) -> None:
-        self.client = client
-        self.limits = limits
 
     async def list_page(self, repo: RepoInfo, since: str | None, page: int, next_path: str | None = None) -> ListedPage:
         if next_path:
             response = await self.client.get(next_path)
         else:
-            params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+            params = self.listing_params(page)
             if since:
                 params["since"] = utc_iso(since)  # inclusive: "updated at or after"
             response = await self.client.get(f"/repos/{repo.issue_repo}/issues", params)
@@ -138,13 +146,10 @@ class GitHubIssues:
         return keep_comments(found, self.limits.max_comments)
 
 
-class GitCodeIssues:
-    def __init__(self, client: HostClient, limits: Limits) -> None:
-        self.client = client
-        self.limits = limits
+class GitCodeIssues(_IssueHost):
 
     async def list_page(self, repo: RepoInfo, since: str | None, page: int, next_path: str | None = None) -> ListedPage:
-        params: dict[str, Any] = {"state": "all", "sort": "updated", "direction": "desc", "per_page": self.limits.page_size, "page": page}
+        params = self.listing_params(page)
         if since:
             # GitCode documents an offset timestamp (the "+" URL-encoded, which httpx does).
             params["since"] = parse_time(since).strftime("%Y-%m-%dT%H:%M:%S+00:00")

@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from bot.report.access import OPERATOR, workspace_scope
-from bot.report.data import ReportRangeError, build_report, check_days
-from bot.report.limits import LogLimits
-from bot.report.log import AnswerLog
+from bot.report.cli import answer_log_from, checked_days
+from bot.report.data import build_report
 from bot.report.page import render_html
 
 DEFAULT_DAYS = 7
@@ -55,32 +56,20 @@ def _summary(report: dict[str, Any]) -> str:
 
 
 async def cmd_report(args: argparse.Namespace, settings: Any) -> int:
-    try:
-        days = check_days(args.days)
-    except ReportRangeError as exc:
-        print(f"report: {exc}", file=sys.stderr)
+    days = checked_days("report", args.days)
+    if days is None:
         return 2
     if not settings.redis_url:
         print("report: set REDIS_URL to the Redis the bot uses (the answer records live there); "
               "with the embedded Redis of `serve`, open /admin instead", file=sys.stderr)
         return 2
-    import redis.asyncio as aioredis  # noqa: PLC0415
-    from redis.exceptions import RedisError  # noqa: PLC0415
-
-    from core.keys import Keys  # noqa: PLC0415
-    from core.research.redact import Redactor  # noqa: PLC0415
-
     scope = workspace_scope(*args.workspace) if args.workspace else OPERATOR
-    redis = aioredis.Redis.from_url(settings.redis_url)
-    keys = Keys(settings.redis_prefix)
     try:
-        answer_log = AnswerLog(redis, keys, LogLimits.from_settings(settings), Redactor.from_settings(settings))
-        report = await build_report(answer_log, redis, keys, scope, days)
+        async with answer_log_from(settings) as (answer_log, redis, keys):
+            report = await build_report(answer_log, redis, keys, scope, days)
     except (RedisError, OSError) as exc:
         print(f"report: cannot read Redis ({type(exc).__name__})", file=sys.stderr)
         return 1
-    finally:
-        await redis.aclose()
     if args.html:
         Path(args.html).write_text(render_html(report), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)

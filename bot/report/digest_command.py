@@ -13,11 +13,13 @@ import sys
 import uuid
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from bot.report.access import workspace_scope
-from bot.report.data import ReportRangeError, build_report, check_days
+from bot.report.cli import answer_log_from, checked_days
+from bot.report.data import build_report
 from bot.report.digest import digest_text
-from bot.report.limits import LogLimits
-from bot.report.log import AnswerLog, split_scope
+from bot.report.log import split_scope
 from bot.report.post import NotPosted, Place, Poster
 
 DEFAULT_DAYS = 7
@@ -30,10 +32,8 @@ def add_parser(sub: Any) -> None:
 
 
 async def cmd_digest(args: argparse.Namespace, settings: Any) -> int:
-    try:
-        days = check_days(args.days)
-    except ReportRangeError as exc:
-        print(f"digest: {exc}", file=sys.stderr)
+    days = checked_days("digest", args.days)
+    if days is None:
         return 2
     channels: dict[str, str] = dict(settings.digest_channels)
     if not channels:
@@ -47,35 +47,27 @@ async def cmd_digest(args: argparse.Namespace, settings: Any) -> int:
     if not settings.redis_url:
         print("digest: set REDIS_URL to the Redis the bot uses (the answer records live there)", file=sys.stderr)
         return 2
-    import redis.asyncio as aioredis  # noqa: PLC0415
-    from redis.exceptions import RedisError  # noqa: PLC0415
-
-    from core.keys import Keys  # noqa: PLC0415
-    from core.research.redact import Redactor  # noqa: PLC0415
-
-    redis = aioredis.Redis.from_url(settings.redis_url)
-    keys = Keys(settings.redis_prefix)
     failed = 0
     try:
-        answer_log = AnswerLog(redis, keys, LogLimits.from_settings(settings), Redactor.from_settings(settings))
-        digests = [(scope, channel, digest_text(await build_report(answer_log, redis, keys, workspace_scope(scope), days)))
-                   for scope, channel in sorted(channels.items())]
-        if args.dry_run:
-            for scope, channel, text in digests:
-                print(f"--- {scope} -> {channel}\n{text}\n")
-            return 0
-        async with Poster(settings, redis) as poster:
-            for scope, channel, text in digests:
-                platform, workspace = split_scope(scope)
-                try:
-                    await poster.post(Place(platform, workspace, channel), text, "en", f"digest-{uuid.uuid4().hex}")
-                    print(f"digest: posted {scope} -> {channel}", file=sys.stderr)
-                except NotPosted as exc:
-                    failed += 1
-                    print(f"digest: {scope}: not posted: {exc} (print it with --dry-run)", file=sys.stderr)
+        async with answer_log_from(settings) as (answer_log, redis, keys):
+            digests = [
+                (scope, channel, digest_text(await build_report(answer_log, redis, keys, workspace_scope(scope), days)))
+                for scope, channel in sorted(channels.items())
+            ]
+            if args.dry_run:
+                for scope, channel, text in digests:
+                    print(f"--- {scope} -> {channel}\n{text}\n")
+                return 0
+            async with Poster(settings, redis) as poster:
+                for scope, channel, text in digests:
+                    platform, workspace = split_scope(scope)
+                    try:
+                        await poster.post(Place(platform, workspace, channel), text, "en", f"digest-{uuid.uuid4().hex}")
+                        print(f"digest: posted {scope} -> {channel}", file=sys.stderr)
+                    except NotPosted as exc:
+                        failed += 1
+                        print(f"digest: {scope}: not posted: {exc} (print it with --dry-run)", file=sys.stderr)
     except (RedisError, OSError) as exc:
         print(f"digest: cannot read Redis ({type(exc).__name__})", file=sys.stderr)
         return 1
-    finally:
-        await redis.aclose()
     return 1 if failed else 0

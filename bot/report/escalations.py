@@ -15,19 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from bot.report.limits import LogLimits
-from bot.report.log import QUESTION_CHARS, append_bounded, scopes_in, split_scope
+from bot.report.log import QUESTION_CHARS, ThreadRecord, WorkspaceLog, append_bounded, split_scope
 from bot.report.post import place_context
 from core.escalate import Escalation
-from core.keys import Keys
 from core.messages import InboundMessage
 
 log = logging.getLogger(__name__)
@@ -40,12 +35,7 @@ RECORD_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
-class EscalationRecord:
-    at: float  # seconds since the epoch, from the stream id
-    platform: str
-    workspace: str
-    channel: str
-    thread: str
+class EscalationRecord(ThreadRecord):
     repo: str  # the knowledge base's repository id
     product: str  # its display name
     state: str  # opened | filed | answered (a maintainer replied, bot/issues/followup.py) | closed
@@ -56,21 +46,11 @@ class EscalationRecord:
     language: str = ""  # the thread's (en | zh): a follow-up speaks it
     place: tuple[tuple[str, Any], ...] = ()  # what a follow-up needs to answer there (bot/report/post.py)
 
+
+class EscalationLog(WorkspaceLog):
     @property
-    def scope(self) -> str:
-        return f"{self.platform}:{self.workspace}"
-
-
-class EscalationLog:
-    def __init__(self, redis: Redis, keys: Keys, limits: LogLimits, redact: Callable[[str], str]) -> None:
-        self._redis = redis
-        self._keys = keys
-        self._limits = limits
-        self._redact = redact
-
-    def redact(self, text: str) -> str:
-        """Today's secrets out of a stored text (one configured after the record was written, too)."""
-        return self._redact(text)
+    def index(self) -> str:
+        return self._keys.escalation_log_index
 
     async def escalated(self, where: InboundMessage, escalation: Escalation, question: str, issue_url: str,
                         state: str, at: float, language: str = "") -> None:
@@ -101,17 +81,12 @@ class EscalationLog:
 
     async def append(self, scope: str, record: str, at: float, stream_id: str = "*") -> None:
         key = self._keys.escalation_log(*split_scope(scope))
-        await append_bounded(self._redis, key, self._keys.escalation_log_index, self._limits, scope, record, at,
-                             stream_id)
-
-    async def scopes(self) -> list[str]:
-        return await scopes_in(self._redis, self._keys.escalation_log_index)
+        await append_bounded(self._redis, key, self.index, self._limits, scope, record, at, stream_id)
 
     async def read(self, scope: str, since: float, until: float, *, now: float | None = None) -> list[EscalationRecord]:
         """The scope's escalations from `since` to `until` within its retention, oldest first, at most MAX_READ."""
-        oldest = (time.time() if now is None else now) - self._limits.for_scope(scope).seconds
-        entries = await self._redis.xrange(self._keys.escalation_log(*split_scope(scope)),
-                                           f"{int(max(since, oldest, 0) * 1000)}-0", f"{int(until * 1000)}",
+        first, last = self.window(scope, since, until, now)
+        entries = await self._redis.xrange(self._keys.escalation_log(*split_scope(scope)), f"{first}-0", f"{last}",
                                            count=MAX_READ)
         records = (_record(entry_id, fields) for entry_id, fields in entries)
         return [r for r in records if r is not None]

@@ -15,6 +15,7 @@ import json
 import logging
 import operator
 import time
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,12 +37,22 @@ CONFIDENCE_LEVELS = ("high", "medium", "low")
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerRecord:
+class ThreadRecord:
+    """What every record of a report log says first: when, and in which thread (the escalation log's too)."""
+
     at: float  # seconds since the epoch, from the stream id
     platform: str
     workspace: str
     channel: str
     thread: str
+
+    @property
+    def scope(self) -> str:
+        return f"{self.platform}:{self.workspace}"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRecord(ThreadRecord):
     kind: str  # ReplyKind value
     language: str
     repos: tuple[str, ...]
@@ -52,10 +63,6 @@ class AnswerRecord:
     tokens: int  # model tokens of all kinds
     trace_id: str
     sources: int
-
-    @property
-    def scope(self) -> str:
-        return f"{self.platform}:{self.workspace}"
 
 
 def split_scope(scope: str) -> tuple[str, str]:
@@ -118,10 +125,36 @@ async def append_bounded(
         await pipe.execute()
 
 
-async def scopes_in(redis: Redis, index: str) -> list[str]:
-    """Every workspace (`platform:workspace`) noted in `index`."""
-    members = await redis.zrange(index, 0, -1)
-    return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+class WorkspaceLog(ABC):
+    """What the answer log and the escalation log share: one bounded stream per workspace, the
+    workspaces noted in an index, each within its retention limits; stored text is read back
+    through today's redaction."""
+
+    def __init__(self, redis: Redis, keys: Keys, limits: LogLimits, redact: Callable[[str], str]) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._limits = limits
+        self._redact = redact
+
+    @property
+    @abstractmethod
+    def index(self) -> str:
+        """The sorted set of the workspaces that have a stream."""
+
+    def redact(self, text: str) -> str:
+        """Today's secrets out of a stored text (one configured after the record was written, too)."""
+        return self._redact(text)
+
+    async def scopes(self) -> list[str]:
+        """Every workspace with a stream (`platform:workspace`)."""
+        members = await self._redis.zrange(self.index, 0, -1)
+        return sorted(m.decode() if isinstance(m, bytes) else m for m in members)
+
+    def window(self, scope: str, since: float, until: float, now: float | None = None) -> tuple[int, int]:
+        """The first and last millisecond a report from `since` to `until` reads of `scope`: never
+        one older than the scope's retention, even when Redis has not trimmed it yet."""
+        oldest = (time.time() if now is None else now) - self._limits.for_scope(scope).seconds
+        return int(max(since, oldest, 0) * 1000), int(until * 1000)
 
 
 # Appends one record and adds its tally (bot/report/tally.py) to the workspace's counters of the
@@ -201,12 +234,9 @@ return id
 DAY_FIELD_CAP = 20_000  # fields of one workspace's day counters (cluster keys and their examples)
 
 
-class AnswerLog:
+class AnswerLog(WorkspaceLog):
     def __init__(self, redis: Redis, keys: Keys, limits: LogLimits, redact: Callable[[str], str]) -> None:
-        self._redis = redis
-        self._keys = keys
-        self._limits = limits
-        self._redact = redact
+        super().__init__(redis, keys, limits, redact)
         self._read_chunk = redis.register_script(_READ_CHUNK)
         self._append = redis.register_script(_APPEND)
         self._read_ids = redis.register_script(READ_IDS)
@@ -223,9 +253,9 @@ class AnswerLog:
         """The workspace's stream (its day counters are named after it: bot/report/counters.py)."""
         return self._keys.answer_log(*split_scope(scope))
 
-    def redact(self, text: str) -> str:
-        """Today's secrets out of a stored text (one configured after the record was written, too)."""
-        return self._redact(text)
+    @property
+    def index(self) -> str:
+        return self._keys.answer_log_index
 
     async def record(self, message: InboundMessage, reply: Reply, *, latency: float, tokens: int) -> None:
         record = record_json(message, reply, latency=latency, tokens=tokens, redact=self._redact)
@@ -247,17 +277,7 @@ class AnswerLog:
         for name, increment in plain:
             args += [name, increment]
         args += list(tally.capped) if tally else []
-        await self._append(keys=[self.key(scope), self._keys.answer_log_index], args=args)
-
-    async def scopes(self) -> list[str]:
-        """Every workspace with an answer log (`platform:workspace`)."""
-        return await scopes_in(self._redis, self._keys.answer_log_index)
-
-    def window(self, scope: str, since: float, until: float, now: float | None = None) -> tuple[int, int]:
-        """The first and last millisecond a report from `since` to `until` reads of `scope`: never
-        one older than the scope's retention, even when Redis has not trimmed it yet."""
-        oldest = (time.time() if now is None else now) - self._limits.for_scope(scope).seconds
-        return int(max(since, oldest, 0) * 1000), int(until * 1000)
+        await self._append(keys=[self.key(scope), self.index], args=args)
 
     async def read(
         self, scope: str, since: float, until: float, *, now: float | None = None, chunk: int = READ_CHUNK
@@ -324,16 +344,7 @@ def record_json(
 
 def parse_chunk(body: str) -> list[AnswerRecord]:
     """The records of one chunk ("[ms,record]" lines joined by commas); unreadable ones are skipped."""
-    try:
-        entries = json.loads("[" + body + "]")
-    except ValueError:  # one bad record: read the others one by one
-        entries = []
-        for line in body.split("\n"):
-            try:
-                entries.append(json.loads(line.rstrip(",")))
-            except ValueError:
-                log.warning("answer log: skipped an unreadable record")
-    records = [_record(entry) for entry in entries]
+    records = [_record(entry) for entry in _entries(body)]
     return [r for r in records if r is not None]
 
 
@@ -342,17 +353,8 @@ def parse_identified(body: bytes | str) -> dict[str, AnswerRecord]:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     if not text:
         return {}
-    try:
-        entries = json.loads("[" + text + "]")
-    except ValueError:
-        entries = []
-        for line in text.split("\n"):
-            try:
-                entries.append(json.loads(line.rstrip(",")))
-            except ValueError:
-                log.warning("answer log: skipped an unreadable record")
     out: dict[str, AnswerRecord] = {}
-    for entry in entries:
+    for entry in _entries(text):
         try:
             entry_id, value = entry
             record = _record([int(str(entry_id).split("-", 1)[0]), value])
@@ -361,6 +363,20 @@ def parse_identified(body: bytes | str) -> dict[str, AnswerRecord]:
         if record is not None:
             out[str(entry_id)] = record
     return out
+
+
+def _entries(body: str) -> list[Any]:
+    """The JSON values of lines joined by commas; an unreadable line is skipped (and logged), not the chunk."""
+    try:
+        return json.loads("[" + body + "]")
+    except ValueError:  # one bad record: read the others one by one
+        entries = []
+        for line in body.split("\n"):
+            try:
+                entries.append(json.loads(line.rstrip(",")))
+            except ValueError:
+                log.warning("answer log: skipped an unreadable record")
+        return entries
 
 
 def _parse_one(record: str) -> AnswerRecord | None:
