@@ -209,31 +209,62 @@ def _merged(head: tuple[MatrixRow, ...], extra: list[MatrixRow]) -> tuple[Matrix
     return tuple(rows)
 
 
-def matrix_from_clone(clone: Path, fallback: VersionMatrix) -> VersionMatrix:
-    """The matrix as the clone says at HEAD; `fallback` (the built-in copy) when it cannot be read."""
+@dataclass(frozen=True)
+class ClonedMatrix:
+    """What a clone says: its rows (release-branch rows merged in), main's row when mkdocs.yml and the
+    verified-commit file are readable (vllm_ascend "main", vllm = the verified commit), and its HEAD."""
+
+    rows: tuple[MatrixRow, ...]
+    main: MatrixRow | None
+    verified: str  # .github/vllm-main-verified.commit, "" when missing or not a commit
+    commit: str
+    day: str
+    doc: str  # the doc's path in the clone
+
+
+def read_clone_matrix(clone: Path) -> ClonedMatrix:
+    """The matrix as the clone says at HEAD. Raises MatrixDocError (no doc, or a table we cannot read),
+    OSError or subprocess.SubprocessError."""
     doc = _find_doc(clone)
     if doc is None:
-        return fallback
+        raise MatrixDocError("no doc with a 'Release compatibility matrix' heading")
     relative = doc.relative_to(clone).as_posix()
+    rows = parse_release_table(doc.read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES], f"{REPO}:{relative}")
+    head = _git(clone, "log", "-1", "--format=%H %cs").split()
+    commit, day = (head[0], head[1]) if len(head) == 2 else ("", "")
     try:
-        rows = parse_release_table(doc.read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES], f"{REPO}:{relative}")
-        head = _git(clone, "log", "-1", "--format=%H %cs").split()
-        commit, day = (head[0], head[1]) if len(head) == 2 else ("", "")
-        try:
-            extra = _branch_rows(clone, relative, {r.vllm_ascend for r in rows})
-        except (subprocess.SubprocessError, OSError):
-            extra = []
+        extra = _branch_rows(clone, relative, {r.vllm_ascend for r in rows})
+    except (subprocess.SubprocessError, OSError):
+        extra = []
+    verified = (clone / MAIN_COMMIT_FILE).read_text(encoding="utf-8", errors="replace").strip() if (clone / MAIN_COMMIT_FILE).is_file() else ""
+    verified = verified if _HEX.match(verified) else ""
+    main = None
+    if verified:
+        mkdocs = (clone / MKDOCS).read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES] if (clone / MKDOCS).is_file() else ""
+        main = parse_main_targets(mkdocs, verified, f"{REPO}:{MKDOCS}")
+    return ClonedMatrix(_merged(rows, extra), main, verified, commit, day, relative)
+
+
+def with_clone_matrix(fallback: VersionMatrix, cloned: ClonedMatrix, where: str = "the vllm-ascend clone") -> VersionMatrix:
+    """`fallback` (the built-in copy) with the clone's rows and main's commit and targets."""
+    main = fallback.main_branch
+    if cloned.verified:
+        main = replace(main, commit=cloned.verified, as_of=f"vllm-ascend {cloned.commit[:7]} ({cloned.day})",
+                       targets=cloned.main or main.targets)
+    return replace(fallback, rows=cloned.rows, main_branch=main,
+                   read_from=f"{where} at {cloned.commit[:7]} ({cloned.day})" if cloned.commit else where)
+
+
+def matrix_from_clone(clone: Path, fallback: VersionMatrix) -> VersionMatrix:
+    """The matrix as the clone says at HEAD; `fallback` (the built-in copy) when it cannot be read."""
+    if _find_doc(clone) is None:
+        return fallback
+    try:
+        cloned = read_clone_matrix(clone)
     except (OSError, subprocess.SubprocessError, MatrixDocError) as exc:
         log.warning("vllm-ascend matrix in %s unreadable (%s); using the built-in copy", clone, exc)
         return fallback
-    main = fallback.main_branch
-    verified = (clone / MAIN_COMMIT_FILE).read_text(encoding="utf-8", errors="replace").strip() if (clone / MAIN_COMMIT_FILE).is_file() else ""
-    if _HEX.match(verified):
-        mkdocs = (clone / MKDOCS).read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES] if (clone / MKDOCS).is_file() else ""
-        targets = parse_main_targets(mkdocs, verified, f"{REPO}:{MKDOCS}") or main.targets
-        main = replace(main, commit=verified, as_of=f"vllm-ascend {commit[:7]} ({day})", targets=targets)
-    return replace(fallback, rows=_merged(rows, extra), main_branch=main,
-                   read_from=f"the vllm-ascend clone at {commit[:7]} ({day})" if commit else "the vllm-ascend clone")
+    return with_clone_matrix(fallback, cloned)
 
 
 # ------------------------------------------------------------------ current knowledge
