@@ -298,28 +298,58 @@ def _configured_repos_dir() -> Path:
     return ResearchSettings().repos_dir
 
 
-def current_knowledge(repos_dir: Path | None = None, *, clock: float | None = None) -> KnowledgeBase:
-    """The built-in knowledge base with the matrix of the vllm-ascend clone, when REPOS_DIR has one.
+def current_knowledge(repos_dir: Path | None = None, data_dir: Path | None = None, *, clock: float | None = None) -> KnowledgeBase:
+    """The built-in knowledge base with what the clones say: the generated tables of DATA_DIR/knowledge
+    (written by `python -m bot index`) when they were read from a commit at least as new as the built-in
+    copy, else the matrix read from the vllm-ascend clone in REPOS_DIR, else the built-in copy.
 
-    Re-read when the clone changed (checked at most every RECHECK_SECONDS)."""
+    Re-read when a table or the clone changed (checked at most every RECHECK_SECONDS). A caller that
+    names `repos_dir` alone (a test, a tool) reads only that clone, no DATA_DIR."""
+    from core.knowledge.generated import tables  # noqa: PLC0415 - the generated package imports this module
+
     base = load_knowledge_base()
     try:
         root = repos_dir if repos_dir is not None else _configured_repos_dir()
+        data = data_dir if data_dir is not None else None if repos_dir is not None else tables.configured_data_dir()
     except Exception:  # noqa: BLE001 - settings that fail to load are reported at startup, not here
         return base
     clone = root / REPO
-    if not (clone / ".git").exists():
+    has_clone = (clone / ".git").exists()
+    if not has_clone and data is None:
         return base
     now = time.monotonic() if clock is None else clock
     with _lock:
-        cached = _cache.get(str(clone))
+        slot = f"{clone}|{data}"
+        cached = _cache.get(slot)
         if cached is not None and now - cached.checked < RECHECK_SECONDS:
             return cached.kb
-        key = (str(id(base)), _clone_key(clone))
+        generated = ":".join(tables.stamp(name, data) for name in ("matrix", "env_vars")) if data is not None else "-"
+        key = (str(id(base)), f"{_clone_key(clone) if has_clone else '-'}|{generated}")
         if cached is not None and cached.key == key:
             cached.checked = now
             return cached.kb
-        matrix = matrix_from_clone(clone, base.matrix)
-        kb = base if matrix is base.matrix else replace(base, matrix=matrix)
-        _cache[str(clone)] = _Cached(key, now, kb)
+        kb = _with_generated(base, data) if data is not None else base
+        if kb.matrix is base.matrix and has_clone:
+            matrix = matrix_from_clone(clone, base.matrix)
+            kb = kb if matrix is base.matrix else replace(kb, matrix=matrix)
+        _cache[slot] = _Cached(key, now, kb)
         return kb
+
+
+def _with_generated(base: KnowledgeBase, data_dir: Path) -> KnowledgeBase:
+    """`base` with the generated matrix and env vars of `data_dir` that are at least as new as it."""
+    from core.knowledge.generated import env_vars, matrix, tables  # noqa: PLC0415
+    from core.knowledge.generated.check import builtin_stamp  # noqa: PLC0415
+
+    _, day = builtin_stamp(base)
+    kb = base
+    table = tables.load(matrix.NAME, data_dir)
+    if table is not None and table.is_newer_than(day):
+        try:
+            kb = replace(kb, matrix=with_clone_matrix(base.matrix, matrix.cloned_matrix(table), "the generated table of the vllm-ascend clone"))
+        except (KeyError, TypeError, IndexError) as exc:
+            log.warning("generated matrix in %s unreadable (%s); not used", data_dir, exc)
+    table = tables.load(env_vars.NAME, data_dir)
+    if table is not None and table.is_newer_than(day):
+        kb = replace(kb, env_vars=env_vars.with_generated(base.env_vars, table))
+    return kb

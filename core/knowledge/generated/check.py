@@ -8,7 +8,7 @@ tables have no shipped copy and are only counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,11 +143,15 @@ def report_lines(result: CheckResult, kb: KnowledgeBase | None = None) -> list[s
     return lines
 
 
-_WHAT = {matrix.NAME: "matrix rows", env_vars.NAME: "env vars"}
+_WHAT = {matrix.NAME: ("matrix row", "matrix rows"), env_vars.NAME: ("env var", "env vars")}
 
 
-def doctor_line(data_dir: Path, kb: KnowledgeBase | None = None,
-                load: Callable[[str, Path], tables.GeneratedTable | None] = tables.load) -> str:
+def _count(n: int, name: str) -> str:
+    one, many = _WHAT.get(name, (name, name))
+    return f"{n} {one if n == 1 else many}"
+
+
+def doctor_line(data_dir: Path, kb: KnowledgeBase | None = None) -> str:
     """'knowledge: built-in copy from vllm-ascend 182b75e (2026-08-22); clone a1b2c3d adds 3 matrix rows, 12 env vars'."""
     kb = kb or load_knowledge_base()
     commit, day = builtin_stamp(kb)
@@ -158,12 +162,11 @@ def doctor_line(data_dir: Path, kb: KnowledgeBase | None = None,
     newest = max(result.tables.values(), key=lambda t: t.committed_at)
     parts = []
     for diff in result.diffs:
-        what = _WHAT.get(diff.name, diff.name)
         if diff.added:
-            parts.append(f"{len(diff.added)} {what}")
+            parts.append(_count(len(diff.added), diff.name))
         if diff.removed:
-            parts.append(f"{len(diff.removed)} {what} fewer")
+            parts.append(f"{_count(len(diff.removed), diff.name)} fewer")
         if diff.changed:
-            parts.append(f"{len(diff.changed)} {what} changed")
+            parts.append(f"{_count(len(diff.changed), diff.name)} changed")
     said = f"adds {', '.join(parts)}" if parts else "matches it"
     return f"{line}; clone {newest.commit[:7]} ({newest.day}) {said}"
