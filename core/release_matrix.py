@@ -310,7 +310,9 @@ def current_knowledge(repos_dir: Path | None = None, data_dir: Path | None = Non
     base = load_knowledge_base()
     try:
         root = repos_dir if repos_dir is not None else _configured_repos_dir()
-        data = data_dir if data_dir is not None else None if repos_dir is not None else tables.configured_data_dir()
+        data = data_dir
+        if data is None and repos_dir is None:
+            data = tables.configured_data_dir()
     except Exception:  # noqa: BLE001 - settings that fail to load are reported at startup, not here
         return base
     clone = root / REPO
@@ -346,7 +348,7 @@ def _with_generated(base: KnowledgeBase, data_dir: Path) -> KnowledgeBase:
     table = tables.load(matrix.NAME, data_dir)
     if table is not None and table.is_newer_than(day):
         try:
-            kb = replace(kb, matrix=with_clone_matrix(base.matrix, matrix.cloned_matrix(table), "the generated table of the vllm-ascend clone"))
+            kb = replace(kb, matrix=with_clone_matrix(base.matrix, matrix.cloned_matrix(table), "the indexed vllm-ascend clone"))
         except (KeyError, TypeError, IndexError) as exc:
             log.warning("generated matrix in %s unreadable (%s); not used", data_dir, exc)
     table = tables.load(env_vars.NAME, data_dir)

@@ -75,6 +75,8 @@ def write_generated(repos_dir: Path, data_dir: Path, say: Callable[[str], None] 
     for extractor in extractors:
         clone = repos_dir / extractor.repo
         if not (clone / ".git").exists():
+            if not any(r.note.startswith(f"no clone of {extractor.repo}") for r in results):
+                say(f"knowledge: no clone of {extractor.repo}; its tables stay as they were")
             results.append(TableResult(extractor.name, 0, f"no clone of {extractor.repo}"))
             continue
         started = time.monotonic()

@@ -53,9 +53,11 @@ def test_tables_are_written_with_their_commit_and_a_failure_keeps_the_previous_f
     assert tables.table_path("env_vars", data).read_bytes() == before
     assert len(said) == 1 and said[0].startswith("knowledge: env_vars: not read from vllm-project/vllm-ascend")
     assert [r.name for r in results if r.rows] == ["matrix", "supported_models", "supported_features"]
-    # no clone at all: nothing is rewritten
+    # no clone at all: nothing is rewritten, and one line says so
+    said.clear()
     assert all(r.rows == 0 and "no clone" in r.note for r in write_generated(tmp_path / "elsewhere", data, said.append))
     assert tables.table_path("env_vars", data).read_bytes() == before
+    assert said == [f"knowledge: no clone of {ASCEND}; its tables stay as they were"]
 
 
 def test_the_check_passes_on_the_shipped_tables_and_fails_on_an_added_row(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -110,7 +112,7 @@ def test_answers_prefer_a_generated_table_at_least_as_new_as_the_built_in_copy(t
     _stored(data, "matrix", f"{day}T23:00:00+00:00", [row, main])
     _stored(data, "env_vars", f"{day}T23:00:00+00:00", [{"name": "VLLM_ASCEND_BRAND_NEW", "default": "1", "type": "bool", "line": 7}])
     kb = current_knowledge(tmp_path / "no-repos", data, clock=10_000.0)
-    assert [r.vllm_ascend for r in kb.matrix.rows] == ["0.99.0rc1"] and "generated table" in kb.matrix.read_from
+    assert [r.vllm_ascend for r in kb.matrix.rows] == ["0.99.0rc1"] and "indexed vllm-ascend clone at a1b2c3d" in kb.matrix.read_from
     assert kb.matrix.main_branch.commit == "f" * 40 and kb.matrix.main_branch.targets.cann == "10.0.0"
     added = kb.env_var("VLLM_ASCEND_BRAND_NEW")
     assert added is not None and "default `1`" in added.purpose_en and added.source.endswith("/x#L7")
