@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]{1,4}(\S.{0,200}?)[ \t]*#*[ \t]*$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]{1,4}(\S.{0,200})$")
 _TAB = re.compile(r"""^===[ \t]{1,4}["']([^"']{1,80})["'][ \t]*$""")
-_RULE = re.compile(r"^\|?[ \t]*:?-{1,200}:?[ \t]*(?:\|[ \t]*:?-{1,200}:?[ \t]*){0,200}\|?[ \t]*$")
+_RULE_CELL = re.compile(r"^:?-{1,200}:?$")
 _LINK = re.compile(r"\[([^\]\[]{0,300})\]\([^()\s]{0,500}\)|\[([^\]\[]{0,300})\]\[[^\]\[]{0,100}\]")
 _LINK_TARGET = re.compile(r"\]\(([^()\s]{1,500})\)")
 _TAG = re.compile(r"<[^<>]{0,300}>")
@@ -32,6 +32,11 @@ class Table:
 
 def split_cells(line: str) -> tuple[str, ...]:
     return tuple(c.strip() for c in line.strip().strip("|").split("|"))
+
+
+def _is_rule(line: str) -> bool:
+    """|---|:--:| under a header."""
+    return line.strip().startswith("|") and all(_RULE_CELL.match(c) for c in split_cells(line))
 
 
 def text(cell: str) -> str:
@@ -68,11 +73,12 @@ def tables(markdown: str) -> Iterator[Table]:
         heading = _HEADING.match(raw)
         if heading:
             level = len(heading.group(1))
-            headings = [h for h in headings if h[0] < level] + [(level, text(heading.group(2)))]
+            title = text(heading.group(2).rstrip(" \t#"))  # "## Title ##" closes with hashes
+            headings = [h for h in headings if h[0] < level] + [(level, title)]
             tab = ""
         elif _TAB.match(stripped):
             tab = _TAB.match(stripped).group(1).strip()  # type: ignore[union-attr]
-        elif stripped.startswith("|") and i + 1 < len(lines) and _RULE.match(lines[i + 1].strip()):
+        elif stripped.startswith("|") and i + 1 < len(lines) and _is_rule(lines[i + 1]):
             header = split_cells(stripped)
             rows = []
             j = i + 2
