@@ -84,6 +84,9 @@ async def run_doctor(settings: Settings) -> int:
     for line in index_status_lines(settings):
         problems += line.startswith("[FAIL]")
         print(line)
+    from core.knowledge.generated.check import doctor_line  # noqa: PLC0415
+
+    print(f"[info] {doctor_line(settings.data_dir)}")
     if settings.llm_enabled:
         print(f"[info] DeepWiki MCP at {settings.deepwiki_mcp_url}: {await _reachable(settings.deepwiki_mcp_url)}")
     print("\n" + ("No problems found." if problems == 0 else f"{problems} problem(s) found."))

@@ -15,6 +15,7 @@ from core.index.builder import BuildResult, IndexBusy, RepoReport, RepoSource, b
 from core.index.gitfiles import GitListingError, head_commit
 from core.index.store import current_generation
 from core.issue_store import issues_dir
+from core.knowledge.generated.write import write_generated
 from core.resolution.memory import RepoInput, build_memory
 from core.vocabulary.build import build_vocabulary
 from core.research.repos import REPOSITORIES, find_repo, local_path, web_base
@@ -64,6 +65,10 @@ def refresh_index(settings: Settings, repos: list[str] | None, say=print) -> Bui
     if memory.shallow:
         say(f"resolutions: no release names for {', '.join(memory.shallow)}: shallow clones have no tags "
             "(REPO_SYNC_MODE=blobless, then `python -m bot sync`)")
+    written = [t for t in write_generated(settings.repos_dir, settings.data_dir, say) if t.rows]
+    if written:
+        say(f"knowledge: {', '.join(f'{t.name} {t.rows}' for t in written)} rows from the clones, "
+            f"in {settings.data_dir / 'knowledge'}")
     return result
 
 

@@ -209,31 +209,62 @@ def _merged(head: tuple[MatrixRow, ...], extra: list[MatrixRow]) -> tuple[Matrix
     return tuple(rows)
 
 
-def matrix_from_clone(clone: Path, fallback: VersionMatrix) -> VersionMatrix:
-    """The matrix as the clone says at HEAD; `fallback` (the built-in copy) when it cannot be read."""
+@dataclass(frozen=True)
+class ClonedMatrix:
+    """What a clone says: its rows (release-branch rows merged in), main's row when mkdocs.yml and the
+    verified-commit file are readable (vllm_ascend "main", vllm = the verified commit), and its HEAD."""
+
+    rows: tuple[MatrixRow, ...]
+    main: MatrixRow | None
+    verified: str  # .github/vllm-main-verified.commit, "" when missing or not a commit
+    commit: str
+    day: str
+    doc: str  # the doc's path in the clone
+
+
+def read_clone_matrix(clone: Path) -> ClonedMatrix:
+    """The matrix as the clone says at HEAD. Raises MatrixDocError (no doc, or a table we cannot read),
+    OSError or subprocess.SubprocessError."""
     doc = _find_doc(clone)
     if doc is None:
-        return fallback
+        raise MatrixDocError("no doc with a 'Release compatibility matrix' heading")
     relative = doc.relative_to(clone).as_posix()
+    rows = parse_release_table(doc.read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES], f"{REPO}:{relative}")
+    head = _git(clone, "log", "-1", "--format=%H %cs").split()
+    commit, day = (head[0], head[1]) if len(head) == 2 else ("", "")
     try:
-        rows = parse_release_table(doc.read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES], f"{REPO}:{relative}")
-        head = _git(clone, "log", "-1", "--format=%H %cs").split()
-        commit, day = (head[0], head[1]) if len(head) == 2 else ("", "")
-        try:
-            extra = _branch_rows(clone, relative, {r.vllm_ascend for r in rows})
-        except (subprocess.SubprocessError, OSError):
-            extra = []
+        extra = _branch_rows(clone, relative, {r.vllm_ascend for r in rows})
+    except (subprocess.SubprocessError, OSError):
+        extra = []
+    verified = (clone / MAIN_COMMIT_FILE).read_text(encoding="utf-8", errors="replace").strip() if (clone / MAIN_COMMIT_FILE).is_file() else ""
+    verified = verified if _HEX.match(verified) else ""
+    main = None
+    if verified:
+        mkdocs = (clone / MKDOCS).read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES] if (clone / MKDOCS).is_file() else ""
+        main = parse_main_targets(mkdocs, verified, f"{REPO}:{MKDOCS}")
+    return ClonedMatrix(_merged(rows, extra), main, verified, commit, day, relative)
+
+
+def with_clone_matrix(fallback: VersionMatrix, cloned: ClonedMatrix, where: str = "the vllm-ascend clone") -> VersionMatrix:
+    """`fallback` (the built-in copy) with the clone's rows and main's commit and targets."""
+    main = fallback.main_branch
+    if cloned.verified:
+        main = replace(main, commit=cloned.verified, as_of=f"vllm-ascend {cloned.commit[:7]} ({cloned.day})",
+                       targets=cloned.main or main.targets)
+    return replace(fallback, rows=cloned.rows, main_branch=main,
+                   read_from=f"{where} at {cloned.commit[:7]} ({cloned.day})" if cloned.commit else where)
+
+
+def matrix_from_clone(clone: Path, fallback: VersionMatrix) -> VersionMatrix:
+    """The matrix as the clone says at HEAD; `fallback` (the built-in copy) when it cannot be read."""
+    if _find_doc(clone) is None:
+        return fallback
+    try:
+        cloned = read_clone_matrix(clone)
     except (OSError, subprocess.SubprocessError, MatrixDocError) as exc:
         log.warning("vllm-ascend matrix in %s unreadable (%s); using the built-in copy", clone, exc)
         return fallback
-    main = fallback.main_branch
-    verified = (clone / MAIN_COMMIT_FILE).read_text(encoding="utf-8", errors="replace").strip() if (clone / MAIN_COMMIT_FILE).is_file() else ""
-    if _HEX.match(verified):
-        mkdocs = (clone / MKDOCS).read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES] if (clone / MKDOCS).is_file() else ""
-        targets = parse_main_targets(mkdocs, verified, f"{REPO}:{MKDOCS}") or main.targets
-        main = replace(main, commit=verified, as_of=f"vllm-ascend {commit[:7]} ({day})", targets=targets)
-    return replace(fallback, rows=_merged(rows, extra), main_branch=main,
-                   read_from=f"the vllm-ascend clone at {commit[:7]} ({day})" if commit else "the vllm-ascend clone")
+    return with_clone_matrix(fallback, cloned)
 
 
 # ------------------------------------------------------------------ current knowledge
@@ -267,28 +298,60 @@ def _configured_repos_dir() -> Path:
     return ResearchSettings().repos_dir
 
 
-def current_knowledge(repos_dir: Path | None = None, *, clock: float | None = None) -> KnowledgeBase:
-    """The built-in knowledge base with the matrix of the vllm-ascend clone, when REPOS_DIR has one.
+def current_knowledge(repos_dir: Path | None = None, data_dir: Path | None = None, *, clock: float | None = None) -> KnowledgeBase:
+    """The built-in knowledge base with what the clones say: the generated tables of DATA_DIR/knowledge
+    (written by `python -m bot index`) when they were read from a commit at least as new as the built-in
+    copy, else the matrix read from the vllm-ascend clone in REPOS_DIR, else the built-in copy.
 
-    Re-read when the clone changed (checked at most every RECHECK_SECONDS)."""
+    Re-read when a table or the clone changed (checked at most every RECHECK_SECONDS). A caller that
+    names `repos_dir` alone (a test, a tool) reads only that clone, no DATA_DIR."""
+    from core.knowledge.generated import tables  # noqa: PLC0415 - the generated package imports this module
+
     base = load_knowledge_base()
     try:
         root = repos_dir if repos_dir is not None else _configured_repos_dir()
+        data = data_dir
+        if data is None and repos_dir is None:
+            data = tables.configured_data_dir()
     except Exception:  # noqa: BLE001 - settings that fail to load are reported at startup, not here
         return base
     clone = root / REPO
-    if not (clone / ".git").exists():
+    has_clone = (clone / ".git").exists()
+    if not has_clone and data is None:
         return base
     now = time.monotonic() if clock is None else clock
     with _lock:
-        cached = _cache.get(str(clone))
+        slot = f"{clone}|{data}"
+        cached = _cache.get(slot)
         if cached is not None and now - cached.checked < RECHECK_SECONDS:
             return cached.kb
-        key = (str(id(base)), _clone_key(clone))
+        generated = ":".join(tables.stamp(name, data) for name in ("matrix", "env_vars")) if data is not None else "-"
+        key = (str(id(base)), f"{_clone_key(clone) if has_clone else '-'}|{generated}")
         if cached is not None and cached.key == key:
             cached.checked = now
             return cached.kb
-        matrix = matrix_from_clone(clone, base.matrix)
-        kb = base if matrix is base.matrix else replace(base, matrix=matrix)
-        _cache[str(clone)] = _Cached(key, now, kb)
+        kb = _with_generated(base, data) if data is not None else base
+        if kb.matrix is base.matrix and has_clone:
+            matrix = matrix_from_clone(clone, base.matrix)
+            kb = kb if matrix is base.matrix else replace(kb, matrix=matrix)
+        _cache[slot] = _Cached(key, now, kb)
         return kb
+
+
+def _with_generated(base: KnowledgeBase, data_dir: Path) -> KnowledgeBase:
+    """`base` with the generated matrix and env vars of `data_dir` that are at least as new as it."""
+    from core.knowledge.generated import env_vars, matrix, tables  # noqa: PLC0415
+    from core.knowledge.generated.check import builtin_stamp  # noqa: PLC0415
+
+    _, day = builtin_stamp(base)
+    kb = base
+    table = tables.load(matrix.NAME, data_dir)
+    if table is not None and table.is_newer_than(day):
+        try:
+            kb = replace(kb, matrix=with_clone_matrix(base.matrix, matrix.cloned_matrix(table), "the indexed vllm-ascend clone"))
+        except (KeyError, TypeError, IndexError) as exc:
+            log.warning("generated matrix in %s unreadable (%s); not used", data_dir, exc)
+    table = tables.load(env_vars.NAME, data_dir)
+    if table is not None and table.is_newer_than(day):
+        kb = replace(kb, env_vars=env_vars.with_generated(base.env_vars, table))
+    return kb
