@@ -34,3 +34,15 @@ def test_the_reinstall_step_is_only_for_a_missing_plugin_module() -> None:
     assert "reinstall vllm-ascend" not in upstream.text
     plugin = triage("vllm serve on 910B: ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'", PLUGIN, "en")
     assert "reinstall vllm-ascend" in plugin.text
+
+
+def test_a_missing_libatb_names_the_separate_nnal_package() -> None:
+    result = triage("Installed CANN toolkit and kernels, still ImportError: libatb.so: cannot open shared object file", PLUGIN, "en")
+    assert "NNAL" in result.text and "separate from the CANN toolkit" in result.text
+
+
+def test_an_operator_the_chip_lacks_is_not_only_a_missing_package() -> None:
+    text = ("Atlas 300I Duo: call aclnnMoeGatingTopKSoftmax failed, detail:EZ1001: The binary_info_config.json of "
+            "socVersion [ascend310p] does not support opType [MoeGatingTopKSoftmax].")
+    result = triage(text, PLUGIN, "en")
+    assert "no kernel for that operator" in result.text
