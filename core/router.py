@@ -213,6 +213,12 @@ _VLLM_FEATURE = guarded(
     r"enable[ _\-]auto[ _\-]tool[ _\-]choice",
     ("structured", "guided", "xgrammar", "reasoning", "tool"),
 )
+# vLLM's engine generations: "the V0 engine", "V1 引擎", "V0/V1". Neither SGLang nor MindIE names its engine
+# so; on an NPU the vLLM line runs through the plugin.
+_VLLM_ENGINE = guarded(
+    r"(?<![A-Za-z0-9])v[01][ \t]{0,2}(?:(?:/|or|and|和|或)[ \t]{0,2}v[01][ \t]{0,2})?(?:engine|引擎)",
+    ("engine", "引擎"),
+)
 # Serving a (quantized) model rather than producing it.
 _SERVE_WORDS = guarded(r"serv(?:e|ing)(?![A-Za-z])|部署|推理|加载|load(?:ing)?[ \t]the|vllm", ("serv", "部署", "推理", "加载", "load", "vllm"))
 # An LLM inference question: upstream vLLM's domain when no product or Ascend signal is given.
@@ -549,6 +555,8 @@ def _ascend_prior(text: str, low: str) -> tuple[str, ...]:
         return SERVING_STACKS
     if _VLLM_FEATURE.search(text, low):
         return (VLLM_ASCEND, VLLM)
+    if _VLLM_ENGINE.search(text, low):
+        return (VLLM_ASCEND,)
     return ()  # the products' answers differ: ask (threads may still settle it)
 
 

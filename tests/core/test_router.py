@@ -636,6 +636,12 @@ def test_a_size_flag_vllm_shares_settles_nothing_for_sglang() -> None:
     assert SGLANG not in route("--tensor-parallel-size 4 --max-model-len 8192 on 910B hangs").repos
 
 
+@pytest.mark.parametrize("text", ["Planning speculative decoding on Ascend with the V0 engine: any extra env var?",
+                                  "910B 上 V1 引擎开 chunked prefill 有什么限制", "NPU 上 v0/v1 engine 哪个更快"])
+def test_vllms_engine_generations_on_an_npu_mean_the_plugin(text: str) -> None:
+    assert _research(text) == (VLLM_ASCEND,)
+
+
 def test_a_second_mindie_instance_is_a_service_question() -> None:
     assert _research("同一台 8 卡机想起两个 MindIE 实例，第二个起不来") == (LLM,)
 
