@@ -67,6 +67,8 @@ def named_links(text: str) -> str:
 
 
 LINK_REMOVED = " (link in the thread)"
+# "(<url>)" with its link dropped: the empty brackets stand where the link was.
+_EMPTY_BRACKETS = re.compile(r"[ \t]?[(（][ \t]*[)）]")
 
 
 def plain_sentence(text: str, limit: int = 400) -> str:
@@ -81,7 +83,11 @@ def plain_sentence(text: str, limit: int = 400) -> str:
             edge_space = (" " if piece[:1].isspace() else "", " " if piece[-1:].isspace() else "")
             shown = plain_line(piece, limit)
             if " ".join(drop_links(piece).split()) != " ".join(piece.split()):
-                shown += LINK_REMOVED  # "see <link>" would otherwise end in the air
+                # "see <link>" would otherwise end in the air; "(<link>)" would leave "()" behind.
+                if _EMPTY_BRACKETS.search(shown):
+                    shown = _EMPTY_BRACKETS.sub("", _EMPTY_BRACKETS.sub(LINK_REMOVED, shown, count=1))
+                else:
+                    shown += LINK_REMOVED
             out.append(edge_space[0] + shown + edge_space[1])
     line = " ".join("".join(out).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -25,3 +25,9 @@ def test_hostile_link_text_stays_linear_and_inert() -> None:
     long = "https://github.com/" + "a" * 5000 + "/b/issues/1 " + "[" * 3000 + "](" * 3000
     out = plain_sentence(long, limit=400)
     assert "://" not in out and len(out) <= 400
+
+
+def test_a_link_in_brackets_leaves_no_empty_brackets() -> None:
+    line = plain_sentence("Upgrade to the most recent release or rc build (https://pypi.example.org/project/x/#history); thanks")
+    assert "()" not in line
+    assert line == "Upgrade to the most recent release or rc build (link in the thread); thanks"
