@@ -63,3 +63,9 @@ def test_query_plan_weights_exact_names_and_reads_the_question_type() -> None:
     assert plan_query("where is the scheduler implemented").is_where
     assert plan_query("what changed in v0.11.0").is_version
     assert "error" in plan.weights and "报错" in plan.weights  # bridged from 报错
+
+
+def test_chat_words_for_failures_reach_the_english_docs() -> None:
+    # How users describe a broken reasoning parser or a hang in Chinese meets the English thread words.
+    found = set(bridge(tokenize("思考内容混在 content 里，服务卡住，工具调用也坏了")))
+    assert {stem("reasoning"), stem("hang"), stem("tool"), stem("call")} <= found
