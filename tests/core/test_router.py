@@ -642,6 +642,20 @@ def test_vllms_engine_generations_on_an_npu_mean_the_plugin(text: str) -> None:
     assert _research(text) == (VLLM_ASCEND,)
 
 
+def test_sglang_server_args_as_a_log_prints_them_name_sglang() -> None:
+    assert _research("ep_size=32, moe_a2a_backend='deepep', deepep_mode='auto', ep_num_redundant_experts=0 ... NPU out of memory") == (SGLANG,)
+
+
+@pytest.mark.parametrize(("text", "repo"), [
+    ("[MIE04E02011C] [endpoint] Failed to init infer backend manager, two 910B nodes", LLM),
+    ("MIE05E000002 on 910B while the service loads the weights", LLM),
+    ("mindieclient 报 MIE02E000401 连接失败", "verylucky01/MindIE-Motor"),
+])
+def test_a_mindie_error_code_names_its_component(text: str, repo: str) -> None:
+    # MIE<component><level><number>: 01/02 the service tools and client (MindIE-Motor), 04/05 the LLM server and runtime.
+    assert _research(text) == (repo,)
+
+
 def test_a_second_mindie_instance_is_a_service_question() -> None:
     assert _research("同一台 8 卡机想起两个 MindIE 实例，第二个起不来") == (LLM,)
 
