@@ -3,7 +3,6 @@ the built-in copy; the fallback check says whether the shipped JSON still matche
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from core.knowledge.generated import tables
@@ -26,7 +25,7 @@ def _shipped_clone(repos: Path) -> Path:
 
 def _add_a_row_and_a_variable(clone: Path) -> str:
     kb = load_knowledge_base()
-    newer = replace(kb.matrix.rows[0], vllm_ascend="0.99.0rc1", vllm=("0.99.0",))
+    newer = kb.matrix.rows[0].model_copy(update={"vllm_ascend": "0.99.0rc1", "vllm": ("0.99.0",)})
     names = [v.name for v in kb.env_vars if v.scope == "vllm-ascend"] + ["VLLM_ASCEND_BRAND_NEW"]
     return commit_files(clone, {MATRIX_DOC: matrix_doc([newer, *kb.matrix.rows]), "vllm_ascend/envs.py": envs_py(names)})
 
@@ -83,7 +82,7 @@ def test_a_changed_value_is_named_by_its_field(tmp_path: Path) -> None:
     kb = load_knowledge_base()
     clone = _shipped_clone(tmp_path / "repos")
     rows = list(kb.matrix.rows)
-    rows[1] = replace(rows[1], cann="99.0.0")
+    rows[1] = rows[1].model_copy(update={"cann": "99.0.0"})
     commit_files(clone, {MATRIX_DOC: matrix_doc(rows)})
     (diff,) = [d for d in check(repos_dir=tmp_path / "repos").diffs if d.name == "matrix"]
     assert diff.changed == ((rows[1].vllm_ascend, ("cann",)),) and not diff.added and not diff.removed
