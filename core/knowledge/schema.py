@@ -27,6 +27,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     StrictBool,
     ValidationInfo,
     WithJsonSchema,
@@ -50,6 +51,7 @@ _VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)*(?:rc\d+)?(?:\.post\d+)?(?:\.dev\d+)?
 _HASH = re.compile(r"[0-9a-f]{7,40}")
 
 # Product facts are short answers: these bound what one may say.
+SUPPORT = ("supported", "experimental", "unsupported", "images")  # a chip's support in a product
 KINDS = frozenset({"faq", "env_var", "error", "config", "howto", "feature", "limitation", "version"})
 MAX_TEXT = 350
 MAX_TITLE = 120
@@ -195,8 +197,8 @@ class Bilingual(BaseModel):
 _TEXT_SCHEMA = {"type": "string", "minLength": 1}
 _RELEASE_SCHEMA = {"type": "string", "pattern": _VERSION.pattern}
 _RANGE_SCHEMA: dict[str, Any] = {
-    "since": {"type": ["string", "null"], "description": "first vllm-ascend release it holds on"},
-    "until": {"type": ["string", "null"], "description": "first vllm-ascend release it no longer holds on"},
+    "since": {"anyOf": [_RELEASE_SCHEMA, {"type": "null"}], "description": "first vllm-ascend release it holds on"},
+    "until": {"anyOf": [_RELEASE_SCHEMA, {"type": "null"}], "description": "first vllm-ascend release without it"},
     "not_in": {"type": "array", "items": _RELEASE_SCHEMA, "description": "releases in the range that lack it"},
     "range_from": {"type": "string", "description": "what the range was derived from (core/releases/ranges.py)"},
     "range_anchor": {
@@ -364,7 +366,7 @@ class TextFact(Model):
 
 
 class IssueTracker(Model):
-    kind: Text  # "github" | "gitcode"
+    kind: Annotated[Text, Field(json_schema_extra={"enum": ["github", "gitcode"]})]
     api_repo: Text  # owner/name as the tracker's API expects it (Ascend/<name> for GitCode)
 
     @field_validator("kind")
@@ -444,7 +446,7 @@ class Chip(Model):
     family: Text
     products: SomeTexts  # server products built on the chip (Atlas 800I A2, ...)
     applies_to: Products  # repositories whose support notes these are
-    support: Text  # supported | experimental | unsupported | images
+    support: Annotated[Text, Field(json_schema_extra={"enum": list(SUPPORT)})]
     cann_kernels: AnyText
     soc_version_example: AnyText
     image_suffix: AnyText
@@ -466,7 +468,7 @@ class Chip(Model):
     @field_validator("support")
     @classmethod
     def _support(cls, support: str) -> str:
-        if support not in ("supported", "experimental", "unsupported", "images"):
+        if support not in SUPPORT:
             raise ValueError(f"support {support!r} must be supported|experimental|unsupported|images")
         return support
 
@@ -755,7 +757,8 @@ class EnvVar(Model):
     name: Text
     scope: Text
     products: Products
-    value: Text  # "setting": the documented values are the advice; "user": depends on the user's setup
+    # "setting": the documented values are the advice; "user": depends on the user's setup
+    value: Annotated[Text, Field(json_schema_extra={"enum": ["setting", "user"]})]
     example: Text  # illustrative only; never printed as advice
     purpose: Bilingual
     source: SourceRef
@@ -891,9 +894,11 @@ class ProductFact(Model):
     STRIP_TEXT: ClassVar[bool] = True
     RELEASE_FORMAT: ClassVar[re.Pattern[str]] = _FACT_RELEASE
 
-    id: Annotated[str, BeforeValidator(_text), AfterValidator(_bounded(64)), AfterValidator(_fact_id), MinLen(1)]
+    id: Annotated[str, BeforeValidator(_text), AfterValidator(_bounded(64)), AfterValidator(_fact_id),
+                  Field(json_schema_extra={"pattern": _FACT_ID.pattern})]
     products: Annotated[Products, AfterValidator(_stripped)]  # canonical repo names from repositories.json
-    kind: Annotated[str, BeforeValidator(_text), AfterValidator(_bounded(20)), AfterValidator(_kind), MinLen(1)]
+    kind: Annotated[str, BeforeValidator(_text), AfterValidator(_bounded(20)), AfterValidator(_kind),
+                    Field(json_schema_extra={"enum": sorted(KINDS)})]
     triggers: Annotated[SomeTexts, AfterValidator(_stripped), AfterValidator(_triggers)]
     title: Bilingual
     text: Bilingual
@@ -967,7 +972,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
 
 
 def _schema(model: type[Model], file: str) -> dict[str, Any]:
-    body = model.model_json_schema(mode="validation")
+    body = _tidy(model.model_json_schema(mode="validation"))
     props = body.setdefault("properties", {})
     props["$schema"] = {"type": "string", "description": "where editors find this schema"}
     props["_about"] = {"description": "a note for people editing the file; not read"}
@@ -975,6 +980,21 @@ def _schema(model: type[Model], file: str) -> dict[str, Any]:
               "description": f"core/knowledge/{file}; generated from core/knowledge/schema.py by "
                              "`python -m core.knowledge.schema --write`"}
     return {**header, **{k: v for k, v in body.items() if k not in ("title", "description")}}
+
+
+def _tidy(node: Any) -> Any:
+    """Array length in JSON Schema's words (pydantic writes minLength for a tuple's MinLen), without the
+    per-property titles pydantic derives from field names."""
+    if isinstance(node, list):
+        return [_tidy(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _tidy(v) for k, v in node.items()}
+    if out.get("type") == "array" and "minLength" in out:
+        out["minItems"] = out.pop("minLength")
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: {a: b for a, b in v.items() if a != "title"} for k, v in out["properties"].items()}
+    return out
 
 
 def render(schema: dict[str, Any]) -> str:
