@@ -99,7 +99,7 @@ def scoped_advice(kb: KnowledgeBase, extra: Sequence[Scoped] = ()) -> tuple[Scop
 
 
 def product_fact_advice() -> tuple[Scoped, ...]:
-    """Markers of the per-product facts (core/product_facts.py), when that module is available."""
+    """Markers of the per-product facts (core/knowledge/products/*.json), when they load."""
     try:
         from core.knowledge.loader import load_product_facts  # noqa: PLC0415 - optional knowledge
     except ImportError:
