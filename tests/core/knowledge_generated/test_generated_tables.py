@@ -9,7 +9,7 @@ from core.knowledge.generated import tables
 from core.knowledge.generated.__main__ import main as check_main
 from core.knowledge.generated.check import builtin_stamp, check
 from core.knowledge.generated.write import write_generated
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.release_matrix import current_knowledge
 from tests.fixtures.git_repos import commit_files, make_repo
 from tests.fixtures.knowledge_clone import MATRIX_DOC, envs_py, matrix_doc, shipped_clone_files
@@ -114,6 +114,6 @@ def test_answers_prefer_a_generated_table_at_least_as_new_as_the_built_in_copy(t
     assert [r.vllm_ascend for r in kb.matrix.rows] == ["0.99.0rc1"] and "indexed vllm-ascend clone at a1b2c3d" in kb.matrix.read_from
     assert kb.matrix.main_branch.commit == "f" * 40 and kb.matrix.main_branch.targets.cann == "10.0.0"
     added = kb.env_var("VLLM_ASCEND_BRAND_NEW")
-    assert added is not None and "default `1`" in added.purpose_en and added.source.endswith("/x#L7")
+    assert added is not None and "default `1`" in added.purpose.en and added.source.endswith("/x#L7")
     # the shipped entries stay as written (they explain what a variable does)
     assert [v for v in kb.env_vars if v.name != "VLLM_ASCEND_BRAND_NEW"] == list(base.env_vars)
