@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 from bench._common import percentile  # noqa: E402
-from core.product_facts import load_product_facts, match_product_facts  # noqa: E402
-from core.product_facts import _cached  # noqa: E402
+from core.knowledge.loader import clear_caches, load_product_facts  # noqa: E402
+from core.knowledge.product_facts import match_product_facts  # noqa: E402
 
 QUESTIONS = [
     "vllm-ascend fails with InvalidVersion after installing vLLM from source",
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--log-kb", type=int, default=64)
     args = ap.parse_args()
 
-    _cached.cache_clear()
+    clear_caches()
     t0 = time.perf_counter()
     facts = load_product_facts()
     print(f"load+validate {len(facts)} facts: {(time.perf_counter() - t0) * 1000:.1f} ms (cached afterwards)")

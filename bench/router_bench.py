@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 from bench._common import percentile  # noqa: E402
 from core.conversation import analysis_window  # noqa: E402
-from core.knowledge_base import load_knowledge_base  # noqa: E402
+from core.knowledge.loader import load_knowledge_base  # noqa: E402
 from core.research.repos import REPOSITORIES, local_path  # noqa: E402
 from core.router import route  # noqa: E402
 from core.vocabulary.build import FILE_NAME, build_vocabulary  # noqa: E402

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.language import detect_language
 from core.product_scope import leaked_markers
 from core.router import route

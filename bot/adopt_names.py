@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 
 from bot.sync import split_clone_url
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.research.repos import REPOSITORIES, RepoInfo, clone_url
 
 # What GitHub's and GitCode's "download" buttons and release tarballs append to the project name.

@@ -13,7 +13,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from bot.sync import SyncResult, url_host
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.research.repos import clone_url, find_repo
 
 # What git's error line says, and the reason to print, tried in order: the first pattern found names

@@ -18,7 +18,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from core.knowledge_base import KnowledgeBase, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
 from core.messages import Language, Source
 from core.resolution.answer import MIN_SHARED, Match
 from core.resolution.focus import LogFocus

@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from redis.exceptions import RedisError
 
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.environment import Environment, merge_session_env, read_environment
 from core.language import detect_language
 from core.limits import BudgetState, Reservation, TokenBudget, budget_user

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.knowledge_base import KnowledgeBase
-from core.product_facts import products_of_identifiers
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.product_facts import products_of_identifiers
 from core.signals import extract_signals, find_env_names, find_versions
 
 VLLM_ASCEND = "vllm-project/vllm-ascend"

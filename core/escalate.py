@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol
 from urllib.parse import quote
 
 from core.environment import environment_from_session
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.messages import InboundMessage, Language, Reply, ReplyKind
 from core.research.redact import Redactor, defang_mentions
 from core.resolution.focus import focus

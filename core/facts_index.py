@@ -28,9 +28,12 @@ from typing import Literal
 
 from core.index.ranking import plan_query
 from core.index.tokenizer import tokenize
-from core.knowledge_base import KnowledgeBase, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
 from core.messages import Source
-from core.product_facts import ProductFact, load_product_facts, trigger_hits
+from core.knowledge.loader import load_product_facts
+from core.knowledge.product_facts import trigger_hits
+from core.knowledge.schema import ProductFact
 
 DocumentKind = Literal["fact", "pattern"]
 PATH_PREFIX = "kb/"
@@ -100,19 +103,19 @@ def fact_id_of(path: str) -> str:
 
 def _from_fact(fact: ProductFact) -> FactDocument:
     return FactDocument(
-        fact.id, "fact", tuple(fact.products), fact.title_en, fact.title_zh,
-        fact.text_en + (" " + " ".join(fact.commands) if fact.commands else ""),
-        fact.text_zh, fact.triggers, fact.citation(),
+        fact.id, "fact", tuple(fact.products), fact.title.en, fact.title.zh,
+        fact.text.en + (" " + " ".join(fact.commands) if fact.commands else ""),
+        fact.text.zh, fact.triggers, fact.citation(),
     )
 
 
 def _from_patterns(kb: KnowledgeBase) -> list[FactDocument]:
     out = []
     for p in kb.patterns:
-        en = " ".join(n.text_en for n in (*p.causes, *p.steps))
-        zh = " ".join(n.text_zh for n in (*p.causes, *p.steps))
+        en = " ".join(n.text.en for n in (*p.causes, *p.steps))
+        zh = " ".join(n.text.zh for n in (*p.causes, *p.steps))
         citation = kb.source(p.sources[0]) if p.sources else Source("", "")
-        out.append(FactDocument(p.id, "pattern", tuple(p.products), p.title_en, p.title_zh, en, zh,
+        out.append(FactDocument(p.id, "pattern", tuple(p.products), p.title.en, p.title.zh, en, zh,
                                 (*p.keywords_en, *p.keywords_zh, *p.error_codes), citation))
     return out
 

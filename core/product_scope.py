@@ -19,7 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.knowledge_base import Command, KnowledgeBase, Note, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
+from core.knowledge.schema import Command, Note
 
 # Programs whose first two words name product-specific tooling (shell built-ins and
 # generic tools such as pip, export or source carry no product on their own).
@@ -71,7 +73,7 @@ def _scoped_commands(commands: Iterable[Command]) -> list[Scoped]:
 
 
 def _scoped_notes(notes: Iterable[Note]) -> list[Scoped]:
-    return [Scoped(frozenset(n.products), text_markers(n.text_en) | text_markers(n.text_zh)) for n in notes]
+    return [Scoped(frozenset(n.products), text_markers(n.text.en) | text_markers(n.text.zh)) for n in notes]
 
 
 def scoped_advice(kb: KnowledgeBase, extra: Sequence[Scoped] = ()) -> tuple[Scoped, ...]:
@@ -84,10 +86,10 @@ def scoped_advice(kb: KnowledgeBase, extra: Sequence[Scoped] = ()) -> tuple[Scop
     for c in kb.error_codes:
         out += _scoped_commands(c.commands) + _scoped_notes(c.steps)
     for item in kb.checklist:
-        texts = text_markers(item.body_en) | text_markers(item.body_zh)
+        texts = text_markers(item.body.en) | text_markers(item.body.zh)
         out += _scoped_commands(item.commands) + [Scoped(frozenset(item.products), texts | frozenset(item.markers))]
     for i in kb.incompatibilities:
-        texts = text_markers(i.workaround_en) | text_markers(i.explanation_en)
+        texts = text_markers(i.workaround.en) | text_markers(i.explanation.en)
         out.append(Scoped(frozenset(i.products), texts))
     for v in kb.env_vars:
         out.append(Scoped(frozenset(v.products), frozenset({v.name})))
@@ -97,9 +99,9 @@ def scoped_advice(kb: KnowledgeBase, extra: Sequence[Scoped] = ()) -> tuple[Scop
 
 
 def product_fact_advice() -> tuple[Scoped, ...]:
-    """Markers of the per-product facts (core/product_facts.py), when that module is available."""
+    """Markers of the per-product facts (core/knowledge/products/*.json), when they load."""
     try:
-        from core.product_facts import load_product_facts  # noqa: PLC0415 - optional knowledge
+        from core.knowledge.loader import load_product_facts  # noqa: PLC0415 - optional knowledge
     except ImportError:
         return ()
     try:
@@ -108,7 +110,7 @@ def product_fact_advice() -> tuple[Scoped, ...]:
         return ()
     out = []
     for f in facts:
-        markers: set[str] = set(text_markers(f.text_en) | text_markers(f.text_zh))
+        markers: set[str] = set(text_markers(f.text.en) | text_markers(f.text.zh))
         for run in f.commands:
             markers |= command_markers(run)
         if markers:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.environment import Environment
-from core.knowledge_base import KnowledgeBase, MatrixRow
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.schema import MatrixRow
 from core.release_matrix import version_key
 
 VerdictStatus = Literal["match", "mismatch", "unknown", "info", "expected"]

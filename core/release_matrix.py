@@ -22,7 +22,9 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.knowledge_base import KnowledgeBase, MatrixRow, VersionMatrix, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
+from core.knowledge.schema import MatrixRow, VersionMatrix
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +119,7 @@ def parse_release_table(markdown: str, source: str) -> tuple[MatrixRow, ...]:
         if not torch_npu:
             raise MatrixDocError(f"PyTorch/torch_npu {cell('torch')!r} of {va}")
         rows.append(
-            MatrixRow(
+            MatrixRow.model_construct(  # the doc's cells as read; MatrixDocError covers what is unreadable
                 vllm_ascend=va, vllm=vllm, python_min=py.group(1), python_max_exclusive=py.group(2),
                 cann=cell("cann").strip(), torch=_version(torch, "torch"), torch_npu=_version(torch_npu, "torch_npu"),
                 triton_ascend=_optional(cell("triton"), "Triton Ascend"), mooncake=_optional(cell("mooncake"), "Mooncake"),
@@ -138,8 +140,11 @@ def parse_main_targets(mkdocs_yml: str, commit: str, source: str) -> MatrixRow |
     if py is None or not torch_npu.strip() or not cann or not _HEX.match(commit):
         return None
     triton = extra.get("main_triton_ascend_version", "").strip()
-    return MatrixRow("main", (commit,), py.group(1), py.group(2), cann, torch.strip(), torch_npu.strip(),
-                     triton if _VERSION.match(triton) else None, None, source)
+    return MatrixRow.model_construct(
+        vllm_ascend="main", vllm=(commit,), python_min=py.group(1), python_max_exclusive=py.group(2), cann=cann,
+        torch=torch.strip(), torch_npu=torch_npu.strip(), triton_ascend=triton if _VERSION.match(triton) else None,
+        mooncake=None, source=source,
+    )
 
 
 # ------------------------------------------------------------------ versions
@@ -249,10 +254,10 @@ def with_clone_matrix(fallback: VersionMatrix, cloned: ClonedMatrix, where: str 
     """`fallback` (the built-in copy) with the clone's rows and main's commit and targets."""
     main = fallback.main_branch
     if cloned.verified:
-        main = replace(main, commit=cloned.verified, as_of=f"vllm-ascend {cloned.commit[:7]} ({cloned.day})",
-                       targets=cloned.main or main.targets)
-    return replace(fallback, rows=cloned.rows, main_branch=main,
-                   read_from=f"{where} at {cloned.commit[:7]} ({cloned.day})" if cloned.commit else where)
+        main = main.model_copy(update={"commit": cloned.verified, "as_of": f"vllm-ascend {cloned.commit[:7]} ({cloned.day})",
+                                       "targets": cloned.main or main.targets})
+    read_from = f"{where} at {cloned.commit[:7]} ({cloned.day})" if cloned.commit else where
+    return fallback.model_copy(update={"rows": cloned.rows, "main_branch": main, "read_from": read_from})
 
 
 def matrix_from_clone(clone: Path, fallback: VersionMatrix) -> VersionMatrix:

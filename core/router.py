@@ -35,7 +35,9 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from core.entity_routing import names_a_vllm_ascend_release, products_of_named_entities
-from core.knowledge_base import KnowledgeBase, Repository, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
+from core.knowledge.schema import Repository
 from core.messages import Language, Option
 from core.signals import Guarded, find_chips, find_error_codes, guarded
 from core.vocabulary.map import VocabularyMap, VocabularyVotes

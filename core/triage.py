@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
 
 from core.index.passage import Passage
-from core.knowledge_base import (
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.schema import (
     Chip,
     ChecklistItem,
     CodeMapEntry,
@@ -31,7 +32,6 @@ from core.knowledge_base import (
     EnvVar,
     ErrorCode,
     Incompatibility,
-    KnowledgeBase,
     MainBranch,
     MatrixRow,
     Note,
@@ -148,9 +148,9 @@ class DiagnosticReport:
         if self.patterns:
             lines = []
             for p in self.patterns:
-                causes = t("list_sep").join(n.text(t.language) for n in _notes(p.causes, self))
-                lines.append(f"- **{p.title(t.language)}** {_label(p.products, kb, t)}: {t('causes', text=causes)}")
-                lines += [f"   - {n.text(t.language)}" for n in _notes(p.steps, self)]
+                causes = t("list_sep").join(n.text.of(t.language) for n in _notes(p.causes, self))
+                lines.append(f"- **{p.title.of(t.language)}** {_label(p.products, kb, t)}: {t('causes', text=causes)}")
+                lines += [f"   - {n.text.of(t.language)}" for n in _notes(p.steps, self)]
             parts.append(t("patterns_heading") + "\n" + "\n".join(lines))
         if not self.has_findings:
             parts.append(t("no_findings"))
@@ -309,14 +309,14 @@ def _flag_notes(
     step on it ("reduce --max-model-len") answers a failure they do not have."""
     if not repos:
         return ()
-    covered = " ".join(f.text_en for f in facts)  # a product fact that explains the flag says it better
+    covered = " ".join(f.text.en for f in facts)  # a product fact that explains the flag says it better
     out = []
     for flag in find_flags(text)[:3]:
         if flag in covered or (not problem and _given_a_value(flag, text)):
             continue
         entries = [*((p.steps, p.sources) for p in kb.patterns), *((c.steps, c.sources) for c in kb.error_codes)]
         for notes, sources in entries:
-            note = next((n for n in notes if flag in n.text_en and any(p in repos for p in n.products) and not n.when), None)
+            note = next((n for n in notes if flag in n.text.en and any(p in repos for p in n.products) and not n.when), None)
             if note is not None:
                 out.append((flag, note, sources))
                 break
@@ -356,7 +356,7 @@ def _product_facts(
         return (), frozenset()
     try:
         from core.facts_index import select_product_facts  # noqa: PLC0415 - optional knowledge
-        from core.product_facts import trigger_hits  # noqa: PLC0415
+        from core.knowledge.product_facts import trigger_hits  # noqa: PLC0415
     except ImportError:
         return (), frozenset()
     try:
@@ -689,35 +689,35 @@ def _lookup_lines(report: DiagnosticReport, t: Text, kb: KnowledgeBase, *, label
         refs = ((lk.row.source,) if lk.row else tuple(r.source for r in lk.vllm_rows)) or (kb.matrix.policy.source,)
         out.append((matrix, _render_lookup(lk, t), refs))
     if report.main_branch is not None:
-        out.append((matrix, report.main_branch.text(lang), (report.main_branch.source,)))
+        out.append((matrix, report.main_branch.text.of(lang), (report.main_branch.source,)))
     if report.policy is not None:
-        out.append((matrix, t("v_policy", text=report.policy.text(lang)), (report.policy.source,)))
+        out.append((matrix, t("v_policy", text=report.policy.text.of(lang)), (report.policy.source,)))
     for c in report.error_codes:
-        line = t("code_line", code=c.code, name=c.name, meaning=c.meaning(lang))
+        line = t("code_line", code=c.code, name=c.name, meaning=c.meaning.of(lang))
         out.append((c.products, line + (" " + _label(c.products, kb, t) if label else ""), c.sources))
     scope_all = report.repos or tuple(r.repo for r in kb.repositories)
     for code in report.unknown_codes:
         out.append((scope_all, t("code_unknown", code=code), ()))
     # A product fact about the same variable says it better (per product, with its default); show one.
-    fact_titles = " ".join(f.title_en for f in report.product_facts)
+    fact_titles = " ".join(f.title.en for f in report.product_facts)
     for v in (v for v in report.env_vars if v.name not in fact_titles):
-        line = t("env_var", name=v.name, scope=v.scope, purpose=v.purpose(lang)) + _range_note(v.releases, report, lang)
+        line = t("env_var", name=v.name, scope=v.scope, purpose=v.purpose.of(lang)) + _range_note(v.releases, report, lang)
         if v.value == "user":
             line += t("env_user_value")
         out.append((v.products, line + (" " + _label(v.products, kb, t) if label else ""), (v.source,)))
     for i in report.incompatibilities:
-        out.append((i.products, t("incompat_line", title=i.title(lang), explanation=i.explanation(lang), workaround=i.workaround(lang)), i.sources))
+        out.append((i.products, t("incompat_line", title=i.title.of(lang), explanation=i.explanation.of(lang), workaround=i.workaround.of(lang)), i.sources))
     for chip in (c for c in report.chips if c.id in report.named_chips):
         if _in_scope(chip.applies_to, report.repos) and chip.support != "supported":
-            notes = t("chip_notes", id=chip.id, family=chip.family, support=t(f"support_{chip.support}"), notes=chip.notes(lang))
+            notes = t("chip_notes", id=chip.id, family=chip.family, support=t(f"support_{chip.support}"), notes=chip.notes.of(lang))
             out.append((chip.applies_to, notes, (chip.source,)))
         else:
             out.append((scope_all, t("chip_family", id=chip.id, family=chip.family, products=", ".join(chip.products[:3])), ()))
     for flag, note, sources in report.flag_notes:
-        out.append((note.products, f"`{flag}`{t('colon')}{note.text(lang)}", sources))
+        out.append((note.products, f"`{flag}`{t('colon')}{note.text.of(lang)}", sources))
     for f in report.product_facts:
         span = _range_note(getattr(f, "releases", None), report, lang)
-        out.append((tuple(f.products), f"**{f.title(lang)}**{span}{t('colon')}{f.text(lang)}", ()))
+        out.append((tuple(f.products), f"**{f.title.of(lang)}**{span}{t('colon')}{f.text.of(lang)}", ()))
     return out
 
 
@@ -742,13 +742,13 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
             return with_pattern(t("c_version", va=v.vllm_ascend, expected=v.expected, found=v.found), versions, v.sources)
     if report.incompatibilities:
         first = report.incompatibilities[0]
-        return with_pattern(t("c_incompat", title=first.title(lang)), None, first.sources)
+        return with_pattern(t("c_incompat", title=first.title.of(lang)), None, first.sources)
     for chip in report.chips:
         if chip.support == "unsupported" and report.repos and _in_scope(chip.applies_to, report.repos):
             return with_pattern(t("c_chip", chip=f"{chip.id}, {chip.family}"), None, (chip.source,))
     if report.error_codes:
         c = report.error_codes[0]
-        text = t("c_code", code=c.code, name=c.name, layer=_lower_first(c.layer(lang), lang))
+        text = t("c_code", code=c.code, name=c.name, layer=_lower_first(c.layer.of(lang), lang))
         steps, commands, refs = list(c.steps), list(c.commands), c.sources
         if pattern is not None and len(_notes(steps, report)) < 2:
             steps += [s for s in pattern.steps if s not in steps]
@@ -768,12 +768,12 @@ def _conclusion(report: DiagnosticReport, t: Text) -> Found | None:
     fact = next((f for f in report.product_facts
                  if getattr(f, "kind", "") in _SIGNATURE_FACT_KINDS and getattr(f, "id", "") in report.named_facts), None)
     if fact is not None:
-        return with_pattern(t("c_fact", title=fact.title(lang)), pattern)
+        return with_pattern(t("c_fact", title=fact.title.of(lang)), pattern)
     if pattern is not None:
         causes = _notes(pattern.causes, report)[:2]
         if causes:
-            text = t("or").join(_lower_first(n.text(lang), lang) for n in causes)
-            return with_pattern(t("c_pattern", title=pattern.title(lang), causes=text), pattern, sure=False)
+            text = t("or").join(_lower_first(n.text.of(lang), lang) for n in causes)
+            return with_pattern(t("c_pattern", title=pattern.title.of(lang), causes=text), pattern, sure=False)
     return None
 
 
@@ -808,7 +808,7 @@ def _steps_block(steps: list[Note], commands: list[Command], report: DiagnosticR
     runs = list(dict.fromkeys(_commands(commands, report)))
     if not shown and not runs:
         return ""
-    lines: list[Line] = [(n.products, n.text(t.language)) for n in shown]
+    lines: list[Line] = [(n.products, n.text.of(t.language)) for n in shown]
     block = t("steps") + "\n" + _grouped(lines, report.repos, t, kb, numbered=True) if lines else ""
     if runs:
         block += ("\n" if block else "") + "```bash\n" + "\n".join(runs[:MAX_COMMANDS]) + "\n```"
@@ -905,15 +905,15 @@ def _docs_line(repos: tuple[str, ...], t: Text, kb: KnowledgeBase) -> tuple[str,
         if doc is None:
             continue
         src = kb.source(doc.source)
-        links.append(f"[{doc.title(t.language)}]({src.url})")
-        sources.append(Source(doc.title(t.language), src.url))
+        links.append(f"[{doc.title.of(t.language)}]({src.url})")
+        sources.append(Source(doc.title.of(t.language), src.url))
     return (t("more") + " · ".join(links) if links else ""), sources
 
 
 def _code_block(report: DiagnosticReport, t: Text) -> str:
     if not report.code_entries:
         return ""
-    lines = [f"- {', '.join(f'`{p}`' for p in e.paths[:3])}{t('colon')}{e.purpose(t.language)}" for e in report.code_entries]
+    lines = [f"- {', '.join(f'`{p}`' for p in e.paths[:3])}{t('colon')}{e.purpose.of(t.language)}" for e in report.code_entries]
     return t("where") + "\n" + "\n".join(lines)
 
 
@@ -981,7 +981,7 @@ def triage(
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
     if found is not None:  # a product fact that restates the steps below would say each setting twice
-        shown = _markers_of(" ".join(n.text_en for n in steps) + " " + " ".join(c.run for c in commands))
+        shown = _markers_of(" ".join(n.text.en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
     if found is None and resolution is None and not team_lead:  # already answered: no "nothing matched"
         if not lookups and not report.code_entries:
@@ -1072,9 +1072,9 @@ def triage_details(
     if items:
         lines: list[Line] = []
         for item in items:
-            line = f"**{item.title(lang)}**{t('colon')}{item.body(lang)}"
+            line = f"**{item.title.of(lang)}**{t('colon')}{item.body.of(lang)}"
             # A setting the body already spells out (ASCEND_LAUNCH_BLOCKING=1) is not repeated as a command.
-            runs = [r for r in _commands(item.commands, report) if r.removeprefix("export ") not in item.body(lang)]
+            runs = [r for r in _commands(item.commands, report) if r.removeprefix("export ") not in item.body.of(lang)]
             if runs:
                 line += " " + " ".join(f"`{r}`" for r in runs)
             lines.append((item.products, line))
@@ -1088,7 +1088,7 @@ def triage_details(
     env = kb.collect_env
     if _in_scope(env.products, routed) and routed:
         fields = t("list_sep").join(f"`{f.printed_as}`" for f in env.fields if f.key)
-        send.append((env.products, t("send_collect_env", command=env.command, where=env.where(lang), fields=fields)))
+        send.append((env.products, t("send_collect_env", command=env.command, where=env.where.of(lang), fields=fields)))
         refs.append(env.source)
     for s in kb.send_items:
         if not routed or not _in_scope(s.products, routed):
@@ -1098,7 +1098,7 @@ def triage_details(
         if s.id == "chip" and report.signals.chips:
             continue
         product = next((kb.repository(r).display_name for r in routed if r in s.products), "")  # type: ignore[union-attr]
-        send.append((s.products, s.text(lang).replace("{product}", product)))
+        send.append((s.products, s.text.of(lang).replace("{product}", product)))
         if s.source:
             refs.append(s.source)
     if send:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from core.knowledge_base import load_knowledge_base
-from core.product_facts import load_product_facts
+from core.knowledge.loader import load_knowledge_base, load_product_facts
 
 IssueHost = Literal["github", "gitcode"]
 

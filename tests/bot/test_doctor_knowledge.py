@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from bot.index_command import refresh_index
 from core.knowledge.generated import tables
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from tests.fixtures.git_repos import commit_files, make_repo
 from tests.fixtures.knowledge_clone import MATRIX_DOC, envs_py, matrix_doc, shipped_clone_files
 
@@ -28,7 +27,7 @@ async def test_doctor_names_the_built_in_copy_and_what_the_indexed_clone_adds(ma
     clone = settings.repos_dir / ASCEND
     make_repo(clone, shipped_clone_files(kb))
     names = [v.name for v in kb.env_vars if v.scope == "vllm-ascend"] + ["VLLM_ASCEND_ONE", "VLLM_ASCEND_TWO"]
-    newer = [replace(kb.matrix.rows[0], vllm_ascend=v, vllm=(v,)) for v in ("0.99.0rc2", "0.99.0rc1")]
+    newer = [kb.matrix.rows[0].model_copy(update={"vllm_ascend": v, "vllm": (v,)}) for v in ("0.99.0rc2", "0.99.0rc1")]
     commit = commit_files(clone, {MATRIX_DOC: matrix_doc([*newer, *kb.matrix.rows]), "vllm_ascend/envs.py": envs_py(names)})
     said: list[str] = []
     refresh_index(settings, None, say=said.append)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 
 REPOS_DIR = Path(os.environ.get("REPOS_DIR", "/work/repos"))
 CLONE = REPOS_DIR / "vllm-project" / "vllm-ascend"
@@ -21,7 +21,7 @@ def test_the_map_covers_the_main_entry_points() -> None:
     assert REQUIRED_TOPICS <= {e.id for e in kb.code_map}
     for entry in kb.code_map:
         assert entry.source.startswith("vllm-project/vllm-ascend:"), entry.id
-        assert entry.purpose_en and entry.purpose_zh and entry.paths
+        assert entry.purpose.en and entry.purpose.zh and entry.paths
 
 
 @pytest.mark.skipif(not (CLONE / "vllm_ascend").is_dir(), reason="no vllm-ascend clone under REPOS_DIR")

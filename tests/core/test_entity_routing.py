@@ -4,15 +4,17 @@ from __future__ import annotations
 import pytest
 
 from core.entity_routing import products_of_named_entities
-from core.knowledge_base import load_knowledge_base
-from core.product_facts import ProductFact, products_of_identifiers
+from core.knowledge.loader import load_knowledge_base
+from core.knowledge.product_facts import products_of_identifiers
+from core.knowledge.schema import Bilingual, ProductFact
 from core.router import route
 
 VLLM_ASCEND = "vllm-project/vllm-ascend"
 
 
 def _fact(fid: str, products: tuple[str, ...], triggers: tuple[str, ...]) -> ProductFact:
-    return ProductFact(fid, products, "config", triggers, "t", "标题", "text", "文本", (), "https://example.invalid/x")
+    return ProductFact.model_construct(id=fid, products=products, kind="config", triggers=triggers, title=Bilingual("t", "标题"),
+                                       text=Bilingual("text", "文本"), source="https://example.invalid/x")
 
 
 def test_a_plugin_only_env_var_settles_vllm_ascend() -> None:

@@ -12,7 +12,8 @@ import pytest
 from core.facts_index import FactDocument, fact_documents, fact_id_of, select_product_facts
 from core.index.builder import build_index
 from core.index.search import KnowledgeIndex
-from core.product_facts import load_product_facts, match_product_facts
+from core.knowledge.loader import load_product_facts
+from core.knowledge.product_facts import match_product_facts
 from core.triage import triage
 
 MODELSLIM = "verylucky01/MindStudio-ModelSlim"
@@ -98,7 +99,7 @@ def test_triage_shows_the_fact_found_by_meaning_with_its_own_source() -> None:
     question = "mindie service dies with 'Failed to init endpoint'; my config.json lists 8 devices but the container only has 4 NPUs"
     result = triage(question, (MINDIE_LLM,), "en")
     fact = next(f for f in load_product_facts() if f.id == "mindie-motor-worldsize-devices")
-    assert fact.title_en in result.text
+    assert fact.title.en in result.text
     assert fact.citation().url in {s.url for s in result.sources}
 
 

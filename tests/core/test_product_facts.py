@@ -9,16 +9,9 @@ from typing import Any
 
 import pytest
 
-from core.knowledge_base import load_knowledge_base
-from core.product_facts import (
-    KINDS,
-    MAX_TEXT,
-    ProductFact,
-    ProductFactError,
-    load_product_facts,
-    match_product_facts,
-    trigger_weight,
-)
+from core.knowledge.loader import ProductFactError, load_knowledge_base, load_product_facts
+from core.knowledge.product_facts import match_product_facts, trigger_weight
+from core.knowledge.schema import KINDS, MAX_TEXT, Bilingual, ProductFact
 
 LLM = "verylucky01/MindIE-LLM"
 MOTOR = "verylucky01/MindIE-Motor"
@@ -66,15 +59,13 @@ def _write(directory: Path, name: str, facts: Any) -> Path:
 
 
 def _sample(id: str, products: tuple[str, ...], triggers: tuple[str, ...]) -> ProductFact:
-    return ProductFact(
+    return ProductFact.model_construct(  # an in-memory sample: file rules (id format, Chinese text) do not apply
         id=id,
         products=products,
         kind="faq",
         triggers=triggers,
-        title_en=id,
-        title_zh=id,
-        text_en=id,
-        text_zh="样例",
+        title=Bilingual(id, id),
+        text=Bilingual(id, "样例"),
         commands=(),
         source=f"{LLM}:README.md",
     )
@@ -98,8 +89,8 @@ def test_real_facts_load_with_enough_facts_per_product() -> None:
 def test_real_facts_are_short_bilingual_and_cite_a_resolvable_source() -> None:
     for f in load_product_facts():
         assert f.kind in KINDS
-        assert 0 < len(f.text_en) <= MAX_TEXT and 0 < len(f.text_zh) <= MAX_TEXT
-        assert any("\u4e00" <= ch <= "\u9fff" for ch in f.text_zh), f.id
+        assert 0 < len(f.text.en) <= MAX_TEXT and 0 < len(f.text.zh) <= MAX_TEXT
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in f.text.zh), f.id
         assert f.source_url.startswith("https://"), f.id
         if ":" in f.source and not f.source.startswith("https://"):
             repo, path = f.source.split(":", 1)

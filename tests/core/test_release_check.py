@@ -5,7 +5,7 @@ from pathlib import Path
 
 from core.conversation import Conversation
 from core.environment import read_environment
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.messages import InboundMessage, ReplyKind
 from core.release_check import check_release
 from core.session import RedisSessionStore

@@ -1,12 +1,12 @@
 """The compatibility matrix read from a vllm-ascend clone, and the built-in copy it must equal."""
 from __future__ import annotations
 
-from dataclasses import astuple, replace
 from pathlib import Path
 
 import pytest
 
-from core.knowledge_base import MatrixRow, load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
+from core.knowledge.schema import MatrixRow
 from core.release_matrix import (
     MATRIX_DOC,
     MatrixDocError,
@@ -35,7 +35,7 @@ VERIFIED = "cdc4824a21eaa986d4d1fee90a7e6465c9f706e6"
 
 
 def _values(row: MatrixRow) -> tuple[object, ...]:
-    return astuple(replace(row, source=""))
+    return tuple(row.model_copy(update={"source": ""}).model_dump().values())
 
 
 def _doc_rows() -> tuple[MatrixRow, ...]:
@@ -146,7 +146,7 @@ def test_a_release_branch_row_joins_in_version_order(tmp_path: Path) -> None:
     assert [r.vllm_ascend for r in matrix.rows[:2]] == ["0.24.0rc1", "0.23.0"]
     assert matrix.rows[0].source.endswith("/blob/releases/v0.24.0rc/docs/source/community/versioning_policy.md")
     # and then the clone says exactly what the built-in copy says, row by row, sources included
-    assert [astuple(r) for r in matrix.rows] == [astuple(r) for r in load_knowledge_base().matrix.rows]
+    assert matrix.rows == load_knowledge_base().matrix.rows
 
 
 def test_a_broken_doc_or_no_clone_keeps_the_built_in_copy(tmp_path: Path) -> None:

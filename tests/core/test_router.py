@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.messages import Option
 from core.router import RouteDecision, named_repositories, resolve_choice, route
 from core.vocabulary.map import VocabularyMap
@@ -567,7 +567,7 @@ def test_every_evidence_entry_names_its_source() -> None:
     import re
     from pathlib import Path
 
-    from core.knowledge_base import KNOWLEDGE_DIR
+    from core.knowledge.loader import KNOWLEDGE_DIR
 
     raw = json.loads((KNOWLEDGE_DIR / "repositories.json").read_text(encoding="utf-8"))
     entries = [e for r in raw["repositories"] for e in r["evidence"]]

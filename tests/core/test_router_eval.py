@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.language import detect_language
 from core.router import route
 

@@ -274,7 +274,7 @@ def test_detect_language(text: str, language: str) -> None:
 def _all_guarded() -> list[tuple[str, Guarded]]:
     import core.router as router
     import core.signals as signals
-    from core.knowledge_base import load_knowledge_base
+    from core.knowledge.loader import load_knowledge_base
 
     found: list[tuple[str, Guarded]] = []
     for module in (signals, router):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.knowledge_base import KNOWLEDGE_DIR, KnowledgeBaseError, load_knowledge_base
+from core.knowledge.loader import KNOWLEDGE_DIR, KnowledgeBaseError, load_knowledge_base
 from core.messages import Source
 from core.environment import read_environment
 from core.release_check import check_release
@@ -63,7 +63,7 @@ def test_compatibility_is_the_same_row_of_the_matrix(text: str, status: str) -> 
 def test_policy_wording_states_the_same_row_rule() -> None:
     kb = load_knowledge_base()
     for language in ("en", "zh"):
-        policy = kb.matrix.policy.text(language)  # type: ignore[arg-type]
+        policy = kb.matrix.policy.text.of(language)  # type: ignore[arg-type]
         assert "0.14.1" in policy and "0.11.0rc3" in policy and "0.8.5.post1" in policy
     for name in ("checklist.json", "collect_env.json", "problem_patterns.json", "version_matrix.json"):
         raw = (KNOWLEDGE_DIR / name).read_text(encoding="utf-8")

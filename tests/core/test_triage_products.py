@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.index.passage import Passage
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.language import detect_language
 from core.product_scope import command_markers, forbidden_markers, leaked_markers, scoped_advice
 from core.router import route
@@ -106,7 +106,7 @@ def test_a_knowledge_base_note_never_names_advice_outside_its_own_products() -> 
     kb = load_knowledge_base()
     notes = [n for p in kb.patterns for n in (*p.steps, *p.causes)] + [n for c in kb.error_codes for n in c.steps]
     for note in notes:
-        assert leaked_markers(note.text_en + "\n" + note.text_zh, note.products) == [], note.text_en
+        assert leaked_markers(note.text.en + "\n" + note.text.zh, note.products) == [], note.text.en
 
 
 def test_two_products_get_each_part_under_its_name() -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.knowledge.generated import env_vars, matrix, tables
 from core.knowledge.generated.write import EXTRACT_ERRORS, EXTRACTORS, read_table
-from core.knowledge_base import KnowledgeBase, load_knowledge_base
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loader import load_knowledge_base
 
 _STAMP = re.compile(r"([0-9a-f]{7,40})[ \t]{1,4}\((\d{4}-\d{2}-\d{2})\)")
 _MATRIX_FIELDS = ("vllm", "python_min", "python_max_exclusive", "cann", "torch", "torch_npu", "triton_ascend", "mooncake")
@@ -55,10 +56,10 @@ def builtin_stamp(kb: KnowledgeBase | None = None) -> tuple[str, str]:
 def shipped_rows(name: str, kb: KnowledgeBase) -> dict[str, dict[str, Any]] | None:
     """The shipped copy of a generated table, by key; None when nothing is shipped for it."""
     if name == matrix.NAME:
-        rows = {r.vllm_ascend: asdict(r) for r in kb.matrix.rows}
+        rows = {r.vllm_ascend: r.model_dump() for r in kb.matrix.rows}
         main = matrix.main_row(kb.matrix.main_branch.commit, kb.matrix.main_branch.targets)
         if main is not None:
-            rows[main.vllm_ascend] = asdict(main)
+            rows[main.vllm_ascend] = main.model_dump()
         return rows
     if name == env_vars.NAME:
         return {v.name: {"name": v.name} for v in kb.env_vars if v.scope == SCOPE}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.knowledge.generated.tables import Extraction, GeneratedTable
-from core.knowledge_base import EnvVar
+from core.knowledge.schema import Bilingual, EnvVar
 
 NAME = "env_vars"
 REPO = "vllm-project/vllm-ascend"
@@ -119,6 +119,7 @@ def with_generated(shipped: tuple[EnvVar, ...], table: GeneratedTable) -> tuple[
         known.add(name)
         purpose_en, purpose_zh = _purpose(row)
         link = f"https://github.com/{table.repo}/blob/{table.commit}/{table.source.partition(':')[2]}#L{row.get('line', 1)}"
-        added.append(EnvVar(name=name, scope="vllm-ascend", products=(table.repo,), value="setting", example="",
-                            purpose_en=purpose_en, purpose_zh=purpose_zh, source=link))
+        # Built from the clone's table, not read from a knowledge file: no file rules (an empty example) apply.
+        added.append(EnvVar.model_construct(name=name, scope="vllm-ascend", products=(table.repo,), value="setting", example="",
+                                            purpose=Bilingual(purpose_en, purpose_zh), source=link))
     return shipped + tuple(added)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.knowledge.generated.tables import Extraction, GeneratedTable
-from core.knowledge_base import MatrixRow
+from core.knowledge.schema import MatrixRow
 from core.release_matrix import ClonedMatrix, read_clone_matrix
 
 NAME = "matrix"
@@ -23,7 +23,7 @@ def extract(clone: Path) -> Extraction:
 
 
 def row_from_json(row: dict[str, Any]) -> MatrixRow:
-    return MatrixRow(
+    return MatrixRow.model_construct(  # a generated table's row as stored, as release_matrix builds them
         vllm_ascend=str(row["vllm_ascend"]), vllm=tuple(str(v) for v in row["vllm"]), python_min=str(row["python_min"]),
         python_max_exclusive=str(row["python_max_exclusive"]), cann=str(row["cann"]), torch=str(row["torch"]),
         torch_npu=str(row["torch_npu"]), triton_ascend=row.get("triton_ascend"), mooncake=row.get("mooncake"),
@@ -43,6 +43,6 @@ def cloned_matrix(table: GeneratedTable) -> ClonedMatrix:
 
 def main_row(commit: str, targets: MatrixRow | None) -> MatrixRow | None:
     """The built-in copy's main as a row of this table (for the fallback check)."""
-    return None if targets is None else MatrixRow(MAIN, (commit,), targets.python_min, targets.python_max_exclusive,
-                                                  targets.cann, targets.torch, targets.torch_npu, targets.triton_ascend,
-                                                  targets.mooncake, targets.source)
+    if targets is None:
+        return None
+    return MatrixRow.model_construct(vllm_ascend=MAIN, vllm=(commit,), **targets.model_dump(exclude={"vllm_ascend", "vllm"}))

@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from core.atomic_file import write_json_atomically
 from core.knowledge.generated import env_vars, matrix, supported_features, supported_models
@@ -61,12 +64,17 @@ def clone_head(clone: Path) -> tuple[str, str]:
     return out[0], out[1]
 
 
+def _stored(row: Any) -> dict[str, Any]:
+    # Matrix rows are knowledge models (core/knowledge/schema.py); the other tables' rows are dataclasses.
+    return row.model_dump() if isinstance(row, BaseModel) else asdict(row)
+
+
 def read_table(extractor: Extractor, clone: Path) -> dict:
     """The table as it is stored; raises one of EXTRACT_ERRORS."""
     commit, committed_at = clone_head(clone)
     extraction = extractor.extract(clone)
     return {"repo": extractor.repo, "commit": commit, "committed_at": committed_at,
-            "source": f"{extractor.repo}:{extraction.path}", "rows": [asdict(row) for row in extraction.rows]}
+            "source": f"{extractor.repo}:{extraction.path}", "rows": [_stored(row) for row in extraction.rows]}
 
 
 def write_generated(repos_dir: Path, data_dir: Path, say: Callable[[str], None] = log.info,

@@ -3,14 +3,13 @@ the built-in copy; the fallback check says whether the shipped JSON still matche
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from core.knowledge.generated import tables
 from core.knowledge.generated.__main__ import main as check_main
 from core.knowledge.generated.check import builtin_stamp, check
 from core.knowledge.generated.write import write_generated
-from core.knowledge_base import load_knowledge_base
+from core.knowledge.loader import load_knowledge_base
 from core.release_matrix import current_knowledge
 from tests.fixtures.git_repos import commit_files, make_repo
 from tests.fixtures.knowledge_clone import MATRIX_DOC, envs_py, matrix_doc, shipped_clone_files
@@ -26,7 +25,7 @@ def _shipped_clone(repos: Path) -> Path:
 
 def _add_a_row_and_a_variable(clone: Path) -> str:
     kb = load_knowledge_base()
-    newer = replace(kb.matrix.rows[0], vllm_ascend="0.99.0rc1", vllm=("0.99.0",))
+    newer = kb.matrix.rows[0].model_copy(update={"vllm_ascend": "0.99.0rc1", "vllm": ("0.99.0",)})
     names = [v.name for v in kb.env_vars if v.scope == "vllm-ascend"] + ["VLLM_ASCEND_BRAND_NEW"]
     return commit_files(clone, {MATRIX_DOC: matrix_doc([newer, *kb.matrix.rows]), "vllm_ascend/envs.py": envs_py(names)})
 
@@ -83,7 +82,7 @@ def test_a_changed_value_is_named_by_its_field(tmp_path: Path) -> None:
     kb = load_knowledge_base()
     clone = _shipped_clone(tmp_path / "repos")
     rows = list(kb.matrix.rows)
-    rows[1] = replace(rows[1], cann="99.0.0")
+    rows[1] = rows[1].model_copy(update={"cann": "99.0.0"})
     commit_files(clone, {MATRIX_DOC: matrix_doc(rows)})
     (diff,) = [d for d in check(repos_dir=tmp_path / "repos").diffs if d.name == "matrix"]
     assert diff.changed == ((rows[1].vllm_ascend, ("cann",)),) and not diff.added and not diff.removed
@@ -115,6 +114,6 @@ def test_answers_prefer_a_generated_table_at_least_as_new_as_the_built_in_copy(t
     assert [r.vllm_ascend for r in kb.matrix.rows] == ["0.99.0rc1"] and "indexed vllm-ascend clone at a1b2c3d" in kb.matrix.read_from
     assert kb.matrix.main_branch.commit == "f" * 40 and kb.matrix.main_branch.targets.cann == "10.0.0"
     added = kb.env_var("VLLM_ASCEND_BRAND_NEW")
-    assert added is not None and "default `1`" in added.purpose_en and added.source.endswith("/x#L7")
+    assert added is not None and "default `1`" in added.purpose.en and added.source.endswith("/x#L7")
     # the shipped entries stay as written (they explain what a variable does)
     assert [v for v in kb.env_vars if v.name != "VLLM_ASCEND_BRAND_NEW"] == list(base.env_vars)

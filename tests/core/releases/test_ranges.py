@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.knowledge_base import KNOWLEDGE_DIR
+from core.knowledge.loader import KNOWLEDGE_DIR
 from core.releases.ranges import NO_RANGE, FILES, Releases, derive, main, needs, outside, stated, write
 from tests.fixtures.git_repos import commit_files, git, make_repo
 

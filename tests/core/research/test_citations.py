@@ -93,8 +93,7 @@ def test_helpers() -> None:
 
 
 def test_product_facts_code_map_and_faq_links_are_citable_without_a_tool_call() -> None:
-    from core.knowledge_base import load_knowledge_base
-    from core.product_facts import load_product_facts
+    from core.knowledge.loader import load_knowledge_base, load_product_facts
     from core.research.repos import canonical_urls
 
     urls = set(canonical_urls())
