@@ -22,3 +22,11 @@ def find_doc(clone: Path, known: str) -> str | None:
 
 def read_doc(clone: Path, path: str) -> str:
     return (clone / path).read_text(encoding="utf-8", errors="replace")[:MAX_DOC_BYTES]
+
+
+def read_known_doc(clone: Path, known: str, missing: type[Exception]) -> tuple[str, str]:
+    """(path, text) of the doc `known` names, wherever it moved; `missing` is raised when there is none."""
+    path = find_doc(clone, known)
+    if path is None:
+        raise missing(f"no {posixpath.basename(known)} under docs/")
+    return path, read_doc(clone, path)

@@ -3,13 +3,12 @@ each feature and its status word. The "next step" column is free text in vllm-as
 not kept."""
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.knowledge.generated import md_tables
-from core.knowledge.generated.docs_files import find_doc, read_doc
+from core.knowledge.generated.docs_files import read_known_doc
 from core.knowledge.generated.tables import Extraction
 
 NAME = "supported_features"
@@ -46,7 +45,5 @@ def parse_features(markdown: str) -> tuple[FeatureRow, ...]:
 
 def extract(clone: Path) -> Extraction:
     """Raises FeaturesDocError or OSError."""
-    path = find_doc(clone, PATH)
-    if path is None:
-        raise FeaturesDocError(f"no {posixpath.basename(PATH)} under docs/")
-    return Extraction(path, parse_features(read_doc(clone, path)))
+    path, text = read_known_doc(clone, PATH, FeaturesDocError)
+    return Extraction(path, parse_features(text))

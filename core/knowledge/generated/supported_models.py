@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.knowledge.generated import md_tables
-from core.knowledge.generated.docs_files import find_doc, read_doc
+from core.knowledge.generated.docs_files import read_known_doc
 from core.knowledge.generated.status import status
 from core.knowledge.generated.tables import Extraction
 
@@ -77,7 +77,5 @@ def parse_models(markdown: str, doc: str = PATH) -> tuple[ModelRow, ...]:
 
 def extract(clone: Path) -> Extraction:
     """Raises ModelsDocError or OSError."""
-    path = find_doc(clone, PATH)
-    if path is None:
-        raise ModelsDocError(f"no {posixpath.basename(PATH)} under docs/")
-    return Extraction(path, parse_models(read_doc(clone, path), path))
+    path, text = read_known_doc(clone, PATH, ModelsDocError)
+    return Extraction(path, parse_models(text, path))
