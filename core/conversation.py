@@ -226,10 +226,15 @@ class Conversation:
 
         await self._sessions.update(key, store)
         body, sources = clarification_text(asked, decision.options, language), ()
+        # A resolved thread of one of the offered products that shares the question's specific words: what
+        # another user did is worth reading while they answer (labelled with its product, never a conclusion).
+        seen = await self._resolved_thread_alike(analysis_window(question), decision, language)
+        if seen is not None:
+            body, sources = f"{seen[0]}\n\n{body}", (seen[1],)
         # A CANN variable or an ACL code means the same in every product: answer that part now.
         shared = shared_lookups(analysis_window(question), language)
         if shared is not None:
-            body, sources = f"{shared.text}\n\n{body}", shared.sources
+            body, sources = f"{shared.text}\n\n{body}", (*shared.sources, *sources)
         return Reply(
             ReplyKind.CLARIFY,
             body,
@@ -469,6 +474,26 @@ class Conversation:
             log.warning("thread lookup for routing failed", exc_info=True)
             return ()
         return tuple(dict.fromkeys((*decision.repos, repo))) if repo in candidates else ()
+
+    async def _resolved_thread_alike(self, question: str, decision: RouteDecision, language: Language) -> tuple[str, Source] | None:
+        """The best issue passage among the offered products, when its thread was resolved and it shares a
+        specific word with the question: one line naming its product, or None (a failure costs only it)."""
+        if self._memory is None or self._retriever is None:
+            return None
+        scope = tuple(o.repo for o in decision.options)
+        try:
+            memory = self._memory()
+            found = await asyncio.to_thread(self._retriever.search, focus(question).query() or question, scope, 1, "issue")
+            passage = next((p for p in found if p.kind == "issue" and p.repo in scope), None)
+            record = record_of(memory, passage) if passage is not None else None
+            outcome = thread_outcome(record, language, question, passage.text) if record is not None and passage is not None else ""
+        except Exception:  # noqa: BLE001 - the question is asked either way
+            log.warning("thread lookup for a clarification failed", exc_info=True)
+            return None
+        if not outcome or passage is None or record is None:
+            return None
+        where = f"{record.repo.split('/', 1)[-1]} #{record.number}"
+        return text("clarify_seen_thread", language, where=where, outcome=outcome), Source(title=f"{record.repo}#{record.number}", url=record.url)
 
     async def _resolution(self, seen: LogFocus, query: str, repos: tuple[str, ...]) -> Match | None:
         """The resolved thread this question matches with confidence, if any (a failure costs only it)."""

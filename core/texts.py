@@ -103,6 +103,10 @@ _TEXTS: dict[str, dict[str, str]] = {
         "en": "_You have used your share of today's research budget (it renews at 00:00 UTC), so this is the offline diagnostic._",
         "zh": "_你今天的研究额度已用完（UTC 零点，即北京时间 8 点重置），以下是离线诊断结果。_",
     },
+    "clarify_seen_thread": {
+        "en": "**Possibly related** ({where}, a thread of that project): {outcome}",
+        "zh": "**可能相关**（{where}，该项目的帖子）：{outcome}",
+    },
     "progress_routing": {"en": "Reading your question…", "zh": "正在理解问题…"},
     "progress_diagnosing": {"en": "Running the quick diagnostic…", "zh": "正在进行快速诊断…"},
     "progress_researching": {"en": "Researching {repos}…", "zh": "正在检索 {repos}…"},

@@ -143,3 +143,23 @@ async def test_a_thread_sharing_rare_words_widens_only_along_the_vllm_line(sessi
     # A MindIE question keeps its product: a vllm-ascend thread that shares words is not its advice.
     mindie = await bot.handle(ask(f"MindIE-LLM service: {rare}"))
     assert mindie.repos == ("verylucky01/MindIE-LLM",)
+
+
+async def test_a_clarification_shows_a_resolved_thread_of_an_offered_product_first(sessions: RedisSessionStore) -> None:
+    # Nothing settles the product (two threads alike, a question naming no identifier), but the best one was
+    # resolved and shares the model name: its outcome, labelled with its project, comes before the question.
+    def answered_memory() -> ResolutionMemory:
+        return ResolutionMemory(extract_repository([
+            thread(9, "Can a 910B4 run Qwen3.5-35B-A3B?", ("maint", "MEMBER", "Yes: dense and MoE variants are both supported now.")),
+        ]).values())
+
+    tied = FixedRetriever([doc(REPO, 9.0, "910B4 Qwen3.5-35B-A3B", kind="issue", path="issues/9"),
+                           doc(REPO, 8.5, "other", kind="issue", path="issues/3")])
+    asked = await Conversation(sessions, retriever=tied, memory=answered_memory).handle(ask("Will a 910B4 run Qwen3.5-35B-A3B?"))
+    assert asked.kind is ReplyKind.CLARIFY
+    assert "\n**Possibly related** (vllm-ascend #9, a thread of that project): Resolved there (a maintainer): Yes:" in asked.text
+    assert "Which project" in asked.text and any(s.url.endswith("/issues/9") for s in asked.sources)
+    # an unresolved best thread adds nothing: the question alone
+    bare = FixedRetriever([doc(REPO, 9.0, "910B4 Qwen3.5-35B-A3B", kind="issue", path="issues/3")])
+    plain = await Conversation(sessions, retriever=bare, memory=answered_memory).handle(ask("Would a 910B4 run Qwen3.5-35B-A3B?"))
+    assert plain.kind is ReplyKind.CLARIFY and "**Possibly related**" not in plain.text
