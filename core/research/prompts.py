@@ -13,7 +13,7 @@ from core.research.tools.registry import wrap_untrusted
 from core.resolution.answer import LEAD_PREFIXES as RESOLUTION_LEADS
 from core.resolution.team import LEAD_MARKERS as TEAM_MARKERS
 from core.resolution.team import LEAD_PREFIXES as TEAM_LEADS
-from core.triage_texts import T
+from core.triage.texts import T
 
 # Paragraphs of the offline answer that quote strangers: the passages block (core/triage.py
 # `_passages_block`) and the leads that quote an issue thread or a colleague (core/resolution).

@@ -47,7 +47,7 @@ from core.signals import PACKAGES, Signals, extract_signals, find_env_names, fin
 from core.resolution.answer import Match
 from core.resolution.answer import lead as resolution_lead
 from core.resolution.record import Certainty
-from core.triage_texts import Text
+from core.triage.texts import Text
 
 QuestionKind = Literal["problem", "howto", "code"]
 
