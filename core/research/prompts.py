@@ -13,9 +13,9 @@ from core.research.tools.registry import wrap_untrusted
 from core.resolution.answer import LEAD_PREFIXES as RESOLUTION_LEADS
 from core.resolution.team import LEAD_MARKERS as TEAM_MARKERS
 from core.resolution.team import LEAD_PREFIXES as TEAM_LEADS
-from core.triage_texts import T
+from core.triage.texts import T
 
-# Paragraphs of the offline answer that quote strangers: the passages block (core/triage.py
+# Paragraphs of the offline answer that quote strangers: the passages block (core/triage/passages.py
 # `_passages_block`) and the leads that quote an issue thread or a colleague (core/resolution).
 _PASSAGES_HEADINGS = (*T["passages"], *RESOLUTION_LEADS, *TEAM_LEADS)
 _QUOTED_PASSAGES_NOTE = (
@@ -138,7 +138,7 @@ def split_quoted_passages(triage_markdown: str) -> tuple[str, str]:
     """The offline answer cut into its knowledge-base part and the passages it quotes from the index.
 
     The passages block is one paragraph that starts with its heading: its titles are one plain line and
-    its excerpts one line each (core/triage.py), so quoted text cannot open a paragraph of its own.
+    its excerpts one line each (core/triage/passages.py), so quoted text cannot open a paragraph of its own.
     """
     own: list[str] = []
     quoted: list[str] = []

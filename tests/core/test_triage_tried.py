@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from core.release_matrix import current_knowledge
-from core.triage import _already_tried, _commands, diagnose, triage
+from core.triage import diagnose, triage
+from core.triage.advice import _already_tried, _commands
 
 SPEC = "vllm serve <model> --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'"
 
