@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from core.environment import Environment
 from core.index.passage import Passage
+from core.knowledge.generated.model_support import support_lookups
 from core.knowledge.base import KnowledgeBase
 from core.messages import Language, Source
 from core.release_matrix import current_knowledge
@@ -21,7 +22,7 @@ from core.resolution.record import Certainty
 from core.signals import find_env_names
 from core.triage.advice import _commands
 from core.triage.conclusion import _conclusion
-from core.triage.diagnosis import _fact_source, _unique_sources, diagnose
+from core.triage.diagnosis import VLLM_ASCEND, _fact_source, _unique_sources, diagnose
 from core.triage.lookups import Line, _lookup_lines
 from core.triage.matching import _in_scope
 from core.triage.passages import _passages_block
@@ -109,6 +110,9 @@ def triage(
     else:
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
+    if VLLM_ASCEND in routed:  # "does model X run?": the supported-models table generated from the clone
+        table_lines, table_ref = support_lookups(question, t.language)
+        lookups += [((VLLM_ASCEND,), line, (table_ref,)) for line in table_lines]
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text.en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]

@@ -103,6 +103,17 @@ _TEXTS = {
 _SUPPORT_ZH = {"supported": "支持", "experimental": "实验性支持", "not supported": "不支持", "untested": "未测试"}
 
 
+def support_lookups(question: str, language: Language, data_dir: Path | None = None,
+                    table: GeneratedTable | None = None) -> tuple[list[str], str]:
+    """The lines of `support_lines` and the table's source (owner/name:path) to cite beside them."""
+    if not _ASKS_SUPPORT.search(question[:MAX_TEXT]):
+        return [], ""
+    table = table or load(TABLE, data_dir)
+    if table is None:
+        return [], ""
+    return support_lines(question, language, table=table), table.source
+
+
 def support_lines(question: str, language: Language, data_dir: Path | None = None,
                   table: GeneratedTable | None = None) -> list[str]:
     """One line per model the question asks about, from the generated table; [] when none is asked or no table."""

@@ -47,3 +47,21 @@ def test_a_model_named_in_passing_is_not_a_support_question() -> None:
 
 def test_no_generated_table_means_no_lines(tmp_path) -> None:
     assert support_lines("Can I run Qwen3-30B-A3B?", "en", data_dir=tmp_path) == []
+
+
+def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(tmp_path, monkeypatch) -> None:
+    import json
+
+    from core.triage import triage
+
+    (tmp_path / "knowledge").mkdir()
+    (tmp_path / "knowledge" / "supported_models.json").write_text(json.dumps({
+        "repo": TABLE.repo, "commit": TABLE.commit, "committed_at": TABLE.committed_at, "source": TABLE.source,
+        "rows": list(TABLE.rows)}), encoding="utf-8")
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    result = triage("Can I run Qwen3-30B-A3B on a 910B with vllm-ascend?", ("vllm-project/vllm-ascend",), "en")
+    assert "supported-models table (abcdef0): Qwen3-30B-A3B — supported on A2/A3" in result.text
+    assert any(s.url.endswith("docs/source/user_guide/support_matrix/supported_models.md") for s in result.sources)
+    # another product's answer does not borrow vllm-ascend's table
+    other = triage("Can I run Qwen3-30B-A3B on a 910B with MindIE?", ("verylucky01/MindIE-LLM",), "en")
+    assert "supported-models table" not in other.text
