@@ -28,6 +28,7 @@ from core.releases.notes import TRANSLATIONS, notes_index
 from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
 from core.resolution.words import specific_words
+from core.router import named_repositories
 
 # Each product's release notes on its default branch, and their layout (core/releases/changes.py).
 RELEASE_NOTES = {
@@ -272,11 +273,13 @@ def _dedup(scored: Sequence[tuple[float, NoteBullet]]) -> list[tuple[float, Note
 _MODEL_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,20}\d{1,3}(?:\.\d{1,2})?(?![A-Za-z0-9])")
 
 
-def _names(text: str) -> set[str]:
-    """What a text names: identifiers (core/resolution/words.py) and versioned model names (Gemma3, Qwen2.5).
-    A bare number is no name: "4.7" of GLM-4.7 also numbers an unrelated release or model."""
+def _names(text: str, repo: str = "") -> set[str]:
+    """What a text names: identifiers (core/resolution/words.py), versioned model names (Gemma3, Qwen2.5)
+    and the products it names other than `repo` itself (MindIE-Turbo in vllm-ascend's notes). A bare
+    number is no name: "4.7" of GLM-4.7 also numbers an unrelated release or model."""
     found = specific_words(text) | {m.lower() for m in _MODEL_NAME.findall(text[:20_000])}
-    return {name for name in found if any(ch.isalpha() for ch in name)}
+    products = {f"product:{r}" for r in named_repositories(text[:20_000]) if r != repo}
+    return {name for name in found if any(ch.isalpha() for ch in name)} | products
 
 
 def _their_side(where: str, bullet: NoteBullet, choice: ReleaseChoice) -> str:
@@ -311,11 +314,11 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
-        asked = _names(question)
+        asked = _names(question, repo)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
             where = _their_side(relation(clone, bullet, choice), bullet, choice)
             kind = bullet_kind(bullet)
-            named = bool(asked & _names(bullet.text))
+            named = bool(asked & _names(bullet.text, repo))
             if where == "newer" and kind == "fix" and not named:
                 # "Fixed in vX: upgrade" for a fix alike in words only was the judges' most frequent
                 # wrong statement (an unrelated fix sold as the way out): a fix must name what they named.

@@ -143,3 +143,11 @@ def test_a_bare_number_is_not_a_shared_name() -> None:
     from core.releases.news import _names
     assert "4.7" not in _names("GLM-4.7 function calls time out on 0.13.0rc1")
     assert "qwen2.5" in _names("Qwen2.5 fails")
+
+
+def test_another_product_named_on_both_sides_is_a_shared_name() -> None:
+    from core.releases.news import _names
+    asked = _names("vllm-ascend 0.9.1 装了 mindie-turbo 吞吐没变化", REPO)
+    assert asked & _names("Mindie Turbo is not needed with this release.", REPO)
+    # the notes' own product is no shared name: every bullet of vllm-ascend's notes is about vllm-ascend
+    assert not _names("vllm-ascend on 910B is slow", REPO) & _names("vLLM Ascend now supports Qwen3", REPO)
