@@ -41,6 +41,8 @@ from core.resolution.memory import ResolutionMemory
 from core.resolution.team import QUESTION_CHARS, TeamAnswer, TeamStore, saved_answer_text
 from core.resolution.team import best_match as best_team_match
 from core.resolution.team import lead as team_lead
+from core.resolution.words import specific_words
+from core.signals import find_chips
 from core.access import Allowlist
 from core.triage import shared_lookups, triage, triage_details
 
@@ -490,7 +492,7 @@ class Conversation:
         except Exception:  # noqa: BLE001 - the question is asked either way
             log.warning("thread lookup for a clarification failed", exc_info=True)
             return None
-        if not outcome or passage is None or record is None:
+        if not outcome or passage is None or record is None or not _telling_words(question, f"{record.title}\n{passage.text}"):
             return None
         where = f"{record.repo.split('/', 1)[-1]} #{record.number}"
         return text("clarify_seen_thread", language, where=where, outcome=outcome), Source(title=f"{record.repo}#{record.number}", url=record.url)
@@ -534,6 +536,15 @@ class Conversation:
 
 
 _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.。)）]?\s*$")
+
+
+def _telling_words(question: str, thread: str) -> set[str]:
+    """The specific words a question and a thread share that say what the thread is about: a chip
+    ("910b"), a version number or a word fragment ("-smi") is shared by threads about anything."""
+    low = question.lower()
+    return {w for w in specific_words(question) & specific_words(thread)
+            if any(c.isalpha() for c in w) and not w.startswith("-") and not find_chips(w, w)
+            and w in low}
 
 
 def _looks_like_option_pick(body: str) -> bool:

@@ -163,3 +163,15 @@ async def test_a_clarification_shows_a_resolved_thread_of_an_offered_product_fir
     bare = FixedRetriever([doc(REPO, 9.0, "910B4 Qwen3.5-35B-A3B", kind="issue", path="issues/3")])
     plain = await Conversation(sessions, retriever=bare, memory=answered_memory).handle(ask("Would a 910B4 run Qwen3.5-35B-A3B?"))
     assert plain.kind is ReplyKind.CLARIFY and "**Possibly related**" not in plain.text
+
+
+async def test_a_chip_or_a_version_shared_with_a_thread_shows_nothing_before_the_question(sessions: RedisSessionStore) -> None:
+    # A 910B thread resolved by "use the fused MoE ops" is about a model, not about every 910B question.
+    def chip_memory() -> ResolutionMemory:
+        return ResolutionMemory(extract_repository([
+            thread(9, "GLM4.5 MoE crashes on 910B in graph mode", ("maint", "MEMBER", "Fix: make GLM4.5 use the fused MoE ops, or upgrade.")),
+        ]).values())
+
+    found = FixedRetriever([doc(REPO, 9.0, "GLM4.5 on 910B crashes", kind="issue", path="issues/9")])
+    asked = await Conversation(sessions, retriever=found, memory=chip_memory).handle(ask("910B 上开图模式就挂，关了走 eager 很慢"))
+    assert asked.kind is ReplyKind.CLARIFY and "**可能相关**" not in asked.text
