@@ -541,10 +541,8 @@ _OPTION_PICK = re.compile(r"^\s*(第\s*)?[0-9０-９]{1,2}\s*(个|号|项)?\s*[.
 def _telling_words(question: str, thread: str) -> set[str]:
     """The specific words a question and a thread share that say what the thread is about: a chip
     ("910b"), a version number or a word fragment ("-smi") is shared by threads about anything."""
-    low = question.lower()
     return {w for w in specific_words(question) & specific_words(thread)
-            if any(c.isalpha() for c in w) and not w.startswith("-") and not find_chips(w, w)
-            and w in low}
+            if any(c.isalpha() for c in w) and not w.startswith("-") and not find_chips(w, w)}
 
 
 def _looks_like_option_pick(body: str) -> bool:
