@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from core.environment import Environment
 from core.index.passage import Passage
+from core.knowledge.generated.feature_support import feature_lookups
 from core.knowledge.generated.model_support import support_lookups
 from core.knowledge.base import KnowledgeBase
 from core.messages import Language, Source
@@ -110,9 +111,9 @@ def triage(
     else:
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
-    if VLLM_ASCEND in routed:  # "does model X run?": the supported-models table generated from the clone
-        table_lines, table_ref = support_lookups(question, t.language)
-        lookups += [((VLLM_ASCEND,), line, (table_ref,)) for line in table_lines]
+    if VLLM_ASCEND in routed:  # "does model X / feature Y work?": the support tables generated from the clone
+        for table_lines, table_ref in (support_lookups(question, t.language), feature_lookups(question, t.language)):
+            lookups += [((VLLM_ASCEND,), line, (table_ref,)) for line in table_lines]
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text.en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]

@@ -24,8 +24,8 @@ MAX_TEXT = 2_000  # the head of the question is where the model is asked about
 
 _TOKEN = re.compile(r"[a-z]{1,20}\d{0,4}(?:\.\d{1,3}){0,2}|\d{1,4}(?:\.\d{1,3}){0,2}[a-z]{0,3}")
 _ASKS_SUPPORT = re.compile(
-    r"support|run(?:s|ning)?\b|work(?:s)?\s+on|available|compatible|deploy|"
-    r"支持|能不能|能否|可以跑|能跑|跑得|部署|适配|兼容",
+    r"support|run(?:s|ning)?\b|work(?:s)?\s+on|available|compatible|deploy|can\s+(?:i|we)\s+use|"
+    r"支持|能不能|能否|可以跑|能跑|跑得|部署|适配|兼容|能用|可以用",
     re.IGNORECASE,
 )
 _PARENTHESES = re.compile(r"\([^()]{0,80}\)")
@@ -96,17 +96,22 @@ def matching_rows(question: str, rows: Sequence[dict[str, Any]]) -> list[Support
 
 
 _TEXTS = {
-    "en": ("vllm-ascend's supported-models table ({commit}): {model} — {support}", " on {hardware}", "; max length {length}",
+    "en": ("vllm-ascend's supported-models table on main ({commit}): {model} — {support}", " on {hardware}", "; max length {length}",
            "; guide `{doc}`"),
-    "zh": ("vllm-ascend 支持模型表（{commit}）：{model} —— {support}", "，硬件 {hardware}", "，最大长度 {length}", "，教程 `{doc}`"),
+    "zh": ("vllm-ascend main 分支支持模型表（{commit}）：{model} —— {support}", "，硬件 {hardware}", "，最大长度 {length}", "，教程 `{doc}`"),
 }
 _SUPPORT_ZH = {"supported": "支持", "experimental": "实验性支持", "not supported": "不支持", "untested": "未测试"}
+
+
+def asks_support(question: str) -> bool:
+    """Whether the question asks if something is supported or runs (not a model named in a log)."""
+    return _ASKS_SUPPORT.search(question[:MAX_TEXT]) is not None
 
 
 def support_lookups(question: str, language: Language, data_dir: Path | None = None,
                     table: GeneratedTable | None = None) -> tuple[list[str], str]:
     """The lines of `support_lines` and the table's source (owner/name:path) to cite beside them."""
-    if not _ASKS_SUPPORT.search(question[:MAX_TEXT]):
+    if not asks_support(question):
         return [], ""
     table = table or load(TABLE, data_dir)
     if table is None:
@@ -117,7 +122,7 @@ def support_lookups(question: str, language: Language, data_dir: Path | None = N
 def support_lines(question: str, language: Language, data_dir: Path | None = None,
                   table: GeneratedTable | None = None) -> list[str]:
     """One line per model the question asks about, from the generated table; [] when none is asked or no table."""
-    if not _ASKS_SUPPORT.search(question[:MAX_TEXT]):
+    if not asks_support(question):
         return []
     table = table or load(TABLE, data_dir)
     if table is None:

@@ -25,10 +25,10 @@ TABLE = GeneratedTable(
 
 def test_a_support_question_gets_the_rows_of_the_model_it_names() -> None:
     lines = support_lines("Can a 910B4 run Qwen3-30B-A3B?", "en", table=TABLE)
-    assert lines[0] == ("vllm-ascend's supported-models table (abcdef0): Qwen3-30B-A3B — supported on A2/A3; max length 128k; "
+    assert lines[0] == ("vllm-ascend's supported-models table on main (abcdef0): Qwen3-30B-A3B — supported on A2/A3; max length 128k; "
                         "guide `docs/source/tutorials/Qwen3-30B-A3B.md`")
     assert "experimental on Atlas 300I DUO" in lines[1]
-    assert support_lines("Qwen2.5-7B 在 910B 上支持吗", "zh", table=TABLE) == ["vllm-ascend 支持模型表（abcdef0）：Qwen2.5 —— 实验性支持，硬件 A2/A3"]
+    assert support_lines("Qwen2.5-7B 在 910B 上支持吗", "zh", table=TABLE) == ["vllm-ascend main 分支支持模型表（abcdef0）：Qwen2.5 —— 实验性支持，硬件 A2/A3"]
 
 
 def test_alternatives_in_one_cell_are_matched_one_by_one() -> None:
@@ -60,7 +60,7 @@ def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(tmp_path, monke
         "rows": list(TABLE.rows)}), encoding="utf-8")
     monkeypatch.setenv("DATA_DIR", str(tmp_path))
     result = triage("Can I run Qwen3-30B-A3B on a 910B with vllm-ascend?", ("vllm-project/vllm-ascend",), "en")
-    assert "supported-models table (abcdef0): Qwen3-30B-A3B — supported on A2/A3" in result.text
+    assert "supported-models table on main (abcdef0): Qwen3-30B-A3B — supported on A2/A3" in result.text
     assert any(s.url.endswith("docs/source/user_guide/support_matrix/supported_models.md") for s in result.sources)
     # another product's answer does not borrow vllm-ascend's table
     other = triage("Can I run Qwen3-30B-A3B on a 910B with MindIE?", ("verylucky01/MindIE-LLM",), "en")
