@@ -88,8 +88,8 @@ def _offline_reason(offline: TriageResult, seen: LogFocus, resolution: Match | N
         return "thread"
     if teammate is not None:
         return "colleague"
-    if offline.report is not None and _names_specifics(offline.report):
-        return "lookups"
+    if (offline.report is not None and _names_specifics(offline.report)) or offline.table_rows:
+        return "lookups"  # a support table's row for the model or feature named is as specific as a fact
     asked = specific_words(seen.query())
     if any(p.kind == "issue" or len(asked & specific_words(f"{p.title}\n{p.text}")) >= MIN_SHARED for p in offline.passages):
         return "passages"

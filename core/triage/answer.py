@@ -111,9 +111,11 @@ def triage(
     else:
         steps, commands = [], []
     lookups = [line for line in _lookup_lines(report, t, kb) if not routed or any(r in line[0] for r in routed)]
+    table_rows = 0
     if VLLM_ASCEND in routed:  # "does model X / feature Y work?": the support tables generated from the clone
         for table_lines, table_ref in (support_lookups(question, t.language), feature_lookups(question, t.language)):
             lookups += [((VLLM_ASCEND,), line, (table_ref,)) for line in table_lines]
+            table_rows += len(table_lines)
     if found is not None:  # a product fact that restates the steps below would say each setting twice
         shown = _markers_of(" ".join(n.text.en for n in steps) + " " + " ".join(c.run for c in commands))
         lookups = [line for line in lookups if len(_markers_of(line[1]) & shown) < 2]
@@ -152,7 +154,7 @@ def triage(
     sources = _unique_sources([*thread_sources, *(kb.source(r) for r in refs), *fact_sources, *passage_sources, *doc_sources])
     return TriageResult(text=answer, sources=sources, signals=report.signals, report=report,
                         concluded=found is not None and found[4], passages=tuple(passages),
-                        environment_line=_environment_line(report, t))
+                        environment_line=_environment_line(report, t), table_rows=table_rows)
 
 
 def shared_lookups(text: str, language: Language, *, kb: KnowledgeBase | None = None) -> TriageResult | None:

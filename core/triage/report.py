@@ -107,6 +107,7 @@ class TriageResult:
     concluded: bool = False  # a knowledge-base entry matched on a signature or trigger leads (core/confidence.py)
     passages: tuple[Passage, ...] = ()  # the index passages offered (facts and the leading thread taken out)
     environment_line: str = ""  # "read: vllm-ascend 0.9.1, ..." as shown (a model's answer gets it too)
+    table_rows: int = 0  # lines from the support tables generated from the clone for a model or feature it named
 
     @property
     def stated_environment(self) -> Environment:

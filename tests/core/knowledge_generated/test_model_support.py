@@ -65,3 +65,21 @@ def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(tmp_path, monke
     # another product's answer does not borrow vllm-ascend's table
     other = triage("Can I run Qwen3-30B-A3B on a 910B with MindIE?", ("verylucky01/MindIE-LLM",), "en")
     assert "supported-models table" not in other.text
+
+
+def test_a_table_row_makes_the_answer_medium_not_nothing_matched(tmp_path, monkeypatch) -> None:
+    import json
+
+    from core.confidence import _offline_reason
+    from core.resolution.focus import focus
+    from core.triage import triage
+
+    (tmp_path / "knowledge").mkdir()
+    (tmp_path / "knowledge" / "supported_models.json").write_text(json.dumps({
+        "repo": TABLE.repo, "commit": TABLE.commit, "committed_at": TABLE.committed_at, "source": TABLE.source,
+        "rows": list(TABLE.rows)}), encoding="utf-8")
+    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    question = "Can I run Qwen3-30B-A3B with vllm-ascend?"
+    result = triage(question, ("vllm-project/vllm-ascend",), "en")
+    assert result.table_rows == 2
+    assert _offline_reason(result, focus(question), None, None) == "lookups"
