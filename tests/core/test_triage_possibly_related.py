@@ -46,3 +46,12 @@ def test_an_operator_the_chip_lacks_is_not_only_a_missing_package() -> None:
             "socVersion [ascend310p] does not support opType [MoeGatingTopKSoftmax].")
     result = triage(text, PLUGIN, "en")
     assert "no kernel for that operator" in result.text
+
+
+def test_no_memory_for_the_cache_blocks_is_not_told_to_lower_the_memory_share() -> None:
+    # The error itself asks for more memory for the KV cache: "lower --gpu-memory-utilization" would make it worse.
+    startup = triage("vllm-ascend on 910B: ValueError: No available memory for the cache blocks. Try increasing "
+                     "gpu_memory_utilization when initializing the engine.", PLUGIN, "en")
+    assert "Lower --gpu-memory-utilization" not in startup.text and "raise --gpu-memory-utilization" in startup.text
+    runtime = triage("vllm-ascend on 910B: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB", PLUGIN, "en")
+    assert "Lower --gpu-memory-utilization" in runtime.text and "raise --gpu-memory-utilization" not in runtime.text
