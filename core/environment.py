@@ -194,6 +194,8 @@ class Environment:
             if field in ("card", "cards", "image_target"):
                 continue
             shown = _shown(field, value, self)
+            if field == "chip" and "card" in conflicts and "chip" not in conflicts:
+                field, value = "card", self.get("card") or value  # the chip is shown by its card: so is the card's conflict
             if field in conflicts:
                 others = "/".join(v for v in conflicts[field].values if v != value)
                 shown += f"（消息中还有 {others}，以最后出现的为准）" if zh else f" (the message also says {others}; the last one is used)"
@@ -383,7 +385,10 @@ def read_environment(text: str) -> Environment:
         distinct = list(dict.fromkeys(_norm(m.value) for m in kept)) if field in _VERSION_FIELDS else list(
             dict.fromkeys(m.value for m in kept)
         )
-        if len(distinct) > 1 and field not in ("card", "cards", "os", "image_target"):
+        # Two card models in prose ("stuck on 910B4 ... starts fine on 910B2") are a conflict to show;
+        # the rows of an `npu-smi info` table are one machine's cards, not a disagreement.
+        tabled = field == "card" and "npu-smi" in text.lower()
+        if len(distinct) > 1 and field not in ("cards", "os", "image_target") and not tabled:
             shown = list(dict.fromkeys(m.value.lstrip("vV") if field in _VERSION_FIELDS else m.value for m in kept))
             conflicts.append(Conflict(field, tuple(shown), values[field]))
     _drop_stale_card(values)

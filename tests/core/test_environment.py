@@ -188,3 +188,11 @@ def test_an_msmodelslim_version_is_its_repositorys_release() -> None:
     assert env.get("msmodelslim") == "8.3.0"
     assert env.release_of("verylucky01/MindStudio-ModelSlim") == "8.3.0"
     assert read_environment("pip: msmodelslim==26.0.0.alpha02").get("msmodelslim") == "26.0.0.alpha02"
+
+
+def test_two_card_models_in_prose_are_shown_not_picked_silently() -> None:
+    env = read_environment("Stuck loading on 8x 910B4 with the v0.17.0rc1 image; the same image starts fine on 910B2.")
+    assert "the message also says 910B4" in env.summary("en")
+    # one machine's npu-smi table lists its cards: no conflict there
+    table = read_environment("npu-smi info\n| 0     910B4     | OK |\n| 1     910B4     | OK |")
+    assert "also says" not in table.summary("en")
