@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.knowledge.generated.model_support import asks_support
+from core.knowledge.generated.model_support import user_words
 from core.knowledge.generated.tables import GeneratedTable, load
 from core.messages import Language
 
@@ -21,6 +21,9 @@ MAX_LINES = 2
 MAX_TEXT = 2_000
 
 _WORD = re.compile(r"[a-z]{2,20}")
+# Whether a feature is there at all: "is X supported", "can I use X", "支持 X 吗". Narrower than a model's
+# "does it run": every deployment question says "deploy" or "run", and TP or graph mode are always there.
+_ASKS_FEATURE = re.compile(r"support|available|can\s+(?:i|we)\s+use|支持|能用|可以用|可用", re.IGNORECASE)
 # Words of a feature name that say nothing by themselves ("Automatic Prefix Caching", "Graph Mode").
 _FILLER = frozenset({"automatic", "support"})
 # Chinese names users type for the table's features (keys: the feature's lowercased name).
@@ -75,7 +78,7 @@ _TEXT = {"en": "vllm-ascend's supported-features table on main ({commit}): {feat
 def feature_lookups(question: str, language: Language, data_dir: Path | None = None,
                     table: GeneratedTable | None = None) -> tuple[list[str], str]:
     """One line per feature the support question names, and the table's source to cite; ([], "") otherwise."""
-    if not asks_support(question):
+    if not _ASKS_FEATURE.search(user_words(question)):
         return [], ""
     table = table or load(TABLE, data_dir)
     if table is None:

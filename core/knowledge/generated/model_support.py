@@ -103,9 +103,18 @@ _TEXTS = {
 _SUPPORT_ZH = {"supported": "支持", "experimental": "实验性支持", "not supported": "不支持", "untested": "未测试"}
 
 
+_LOG_LINE = re.compile(r"error|exception|traceback|warning|^\s{0,8}file\s", re.IGNORECASE)
+
+
+def user_words(question: str) -> str:
+    """The question without its pasted log lines: "ACL Graph does not support deepseek" in an error
+    message is not the user asking whether something is supported."""
+    return "\n".join(line for line in question[:MAX_TEXT].splitlines() if not _LOG_LINE.search(line))
+
+
 def asks_support(question: str) -> bool:
-    """Whether the question asks if something is supported or runs (not a model named in a log)."""
-    return _ASKS_SUPPORT.search(question[:MAX_TEXT]) is not None
+    """Whether the user asks if something is supported or runs (not a model named in a log)."""
+    return _ASKS_SUPPORT.search(user_words(question)) is not None
 
 
 def support_lookups(question: str, language: Language, data_dir: Path | None = None,

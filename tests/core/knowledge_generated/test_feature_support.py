@@ -39,3 +39,8 @@ def test_a_vllm_ascend_answer_shows_the_feature_status(tmp_path, monkeypatch) ->
     result = triage("Does vllm-ascend support beam search?", ("vllm-project/vllm-ascend",), "en")
     assert "supported-features table on main (abcdef0): Beam search — experimental" in result.text
     assert any(s.url.endswith("supported_features.md") for s in result.sources)
+
+
+def test_support_words_inside_a_pasted_error_do_not_ask() -> None:
+    question = "0.9.1rc1 跑 DeepSeek-R1 报：\nNotImplementedError: ACL Graph does not support deepseek. Please try torchair graph mode"
+    assert feature_lookups(question, "zh", table=TABLE) == ([], "")
