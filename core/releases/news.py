@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from core.knowledge.generated.feature_support import asks_for_feature
 from core.messages import Language
 from core.releases.changes import NoteBullet, head_commit
 from core.releases.names import NameHistory, name_history
@@ -282,6 +283,24 @@ def _names(text: str, repo: str = "") -> set[str]:
     return {name for name in found if any(ch.isalpha() for ch in name)} | products
 
 
+_PAIR_WORD = re.compile(r"[a-z][a-z0-9]{1,20}")
+_PAIR_STOP = frozenset(
+    "the a an and or of for to in on with is are be by from at as it this that now not no can will into than then "
+    "support supported supports added add adds fix fixed fixes model models vllm ascend npu version release".split()
+)
+
+
+def _word_pairs(text: str) -> set[tuple[str, str]]:
+    """Two content words in a row ("sleep mode", "pipeline parallel"): how a feature is named in prose."""
+    words = [w for w in _PAIR_WORD.findall(text[:20_000].lower()) if w not in _PAIR_STOP]
+    return set(zip(words, words[1:]))
+
+
+def _identifiers(names: set[str]) -> set[str]:
+    """The code names among `names`: a flag, a snake_case key or variable, a file (not a model or product name)."""
+    return {n for n in names if "_" in n or n.startswith("--") or n.endswith((".py", ".so", ".cpp", ".json", ".yaml"))}
+
+
 def _their_side(where: str, bullet: NoteBullet, choice: ReleaseChoice) -> str:
     """`where` for the user's own version when the tag read is only the nearest one below it
     (0.19.0rc1 read at v0.18.0): a release up to theirs is one they have, not "newer" or "yours"."""
@@ -315,13 +334,26 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         lead_score = LEAD_UNITS * index.unit
         framed = []
         asked = _names(question, repo)
+        support_question = asks_for_feature(question)
+        asked_pairs = _word_pairs(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
             where = _their_side(relation(clone, bullet, choice), bullet, choice)
             kind = bullet_kind(bullet)
-            named = bool(asked & _names(bullet.text, repo))
+            shared = asked & _names(bullet.text, repo)
+            named = bool(shared)
+            # Named the same way, not just the same model: an identifier or another product; for "added in vX"
+            # also two words in a row ("sleep mode"), since a feature is named in prose.
+            same_thing = bool(_identifiers(shared) or {n for n in shared if n.startswith("product:")})
             if where == "newer" and kind == "fix" and not named:
                 # "Fixed in vX: upgrade" for a fix alike in words only was the judges' most frequent
                 # wrong statement (an unrelated fix sold as the way out): a fix must name what they named.
+                continue
+            if where == "newer" and kind == "changed" and not same_thing:
+                continue  # a later change about their model ("refreshed the docs for GLM-4.7") is not about their case
+            if where == "newer" and kind == "added" and not (support_question or same_thing or asked_pairs & _word_pairs(bullet.text)):
+                # "Added in vX: upgrade" answers "is X there?"; otherwise the feature must be named the same
+                # way (an identifier, or two words in a row: "sleep mode"), since a model's name is shared by
+                # every change about that model ("coverage for GLM-4.7-Flash" is not a GLM-4.7 timeout's fix).
                 continue
             if where == "newer" and kind in ("fix", "added"):
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
@@ -329,20 +361,22 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 continue  # an old feature their release already has is worth a line only when it is close to the answer
             line = bullet_line(bullet, where, choice, language)
             if line and line not in lead and all(line != other for _, other, _, _ in framed):
-                framed.append((score, line, where == "newer" and kind in ("fix", "added"), named))
+                # below the lead bar, what their release has may share just the model's name (its known limits
+                # with Qwen3-Next); a later change must be named the same way.
+                framed.append((score, line, where == "newer" and kind in ("fix", "added"), same_thing if where == "newer" else named))
         framed.sort(key=lambda item: -item[0])
         best = framed[0][0] if framed else 0.0
-        for score, line, upgrade, named in framed:
+        for score, line, upgrade, same in framed:
             if score < (KEEP_RATIO_NEWER if upgrade else KEEP_RATIO) * best:
                 continue
             if score >= lead_score and len(lead) < MAX_LEAD:
                 lead.append(line)
-            elif len(lines) < MAX_LINES and not upgrade and named:
+            elif len(lines) < MAX_LINES and not upgrade and same:
                 # Below the lead bar, "added in vX: upgrade" was an unrelated feature sold as the way
                 # out more often than not (judged on the doc-style set), and a change alike in words only
                 # (a kernel speed-up for another model, new Python images) read as relevant to the
                 # question (judged on eval/real_issues_dev.jsonl): only what their release has or
-                # changed about something they named.
+                # changed about something they named the same way (a shared model name alone is not it).
                 lines.append(line)
     if choice is None:  # not about their release: the name histories, under their own heading
         return ReleaseNews(general=tuple(lead[:MAX_LEAD + 1]))

@@ -49,6 +49,11 @@ _STATUS_ZH = {"functional": "可用", "experimental": "实验性", "planned": "�
               "unsupported": "不支持"}
 
 
+def asks_for_feature(question: str) -> bool:
+    """Whether the user asks if a feature is there at all (pasted log lines left out)."""
+    return _ASKS_FEATURE.search(user_words(question)) is not None
+
+
 def _stem(word: str) -> str:
     for suffix in ("ing", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
@@ -78,7 +83,7 @@ _TEXT = {"en": "vllm-ascend's supported-features table on main ({commit}): {feat
 def feature_lookups(question: str, language: Language, data_dir: Path | None = None,
                     table: GeneratedTable | None = None) -> tuple[list[str], str]:
     """One line per feature the support question names, and the table's source to cite; ([], "") otherwise."""
-    if not _ASKS_FEATURE.search(user_words(question)):
+    if not asks_for_feature(question):
         return [], ""
     table = table or load(TABLE, data_dir)
     if table is None:

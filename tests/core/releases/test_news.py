@@ -151,3 +151,20 @@ def test_another_product_named_on_both_sides_is_a_shared_name() -> None:
     assert asked & _names("Mindie Turbo is not needed with this release.", REPO)
     # the notes' own product is no shared name: every bullet of vllm-ascend's notes is about vllm-ascend
     assert not _names("vllm-ascend on 910B is slow", REPO) & _names("vLLM Ascend now supports Qwen3", REPO)
+
+
+def test_an_added_feature_is_offered_to_a_failure_only_when_named_the_same_way(clone: Path) -> None:
+    # "Pipeline parallelism" in the report and in the bullet: the upgrade is the way out.
+    named = everything(release_news(clone, at(clone, "v0.9.1rc2"), "V1 engine with pipeline parallelism crashes on v0.9.1rc2", "en"))
+    assert "Added in vllm-ascend v0.10.0rc1 (#1800)" in named
+    # The same words in another order ("model len max", "auto length"): not the flag they did not use.
+    alike = everything(release_news(clone, at(clone, "v0.10.1rc1"), "Qwen3 auto length is wrong on v0.10.1rc1, model len max", "en"))
+    assert "#300" not in alike
+    assert "#300" in everything(release_news(clone, at(clone, "v0.10.1rc1"), "max model len auto crashes on v0.10.1rc1", "en"))
+
+
+def test_identifiers_and_word_pairs() -> None:
+    from core.releases.news import _identifiers, _word_pairs
+    assert _identifiers({"glm-4.7", "qwen3.5", "--enable-expert-parallel", "tool_calls", "engine.py"}) == \
+        {"--enable-expert-parallel", "tool_calls", "engine.py"}
+    assert ("sleep", "mode") in _word_pairs("Sleep mode works with the V1 engine") and ("the", "v1") not in _word_pairs("the v1")
