@@ -317,7 +317,8 @@ class Note(Model):
     """A step or cause that applies to some products, optionally only when a trigger is in the text.
 
     `products` is a subset of its entry's products (the entry's when the JSON leaves it out);
-    `when` lists lowercase phrases of which one must occur in the user's text (empty: always).
+    `when` lists lowercase phrases of which one must occur in the user's text (empty: always);
+    `unless` lists phrases none of which may occur (the error that calls for the opposite advice).
     """
 
     BILINGUAL_KEYS: ClassVar[dict[str, tuple[str, str]]] = {"text": ("en", "zh")}
@@ -325,6 +326,7 @@ class Note(Model):
     text: Bilingual
     products: Products = ()
     when: Lowercase = ()
+    unless: Lowercase = ()
     releases: Releases = NO_RANGE  # vllm-ascend releases it holds on (core/releases/ranges.py)
 
 
@@ -336,6 +338,7 @@ class Command(Model):
     run: Text
     products: Products = ()
     when: Lowercase = ()
+    unless: Lowercase = ()
     releases: Releases = NO_RANGE
 
     @model_validator(mode="before")

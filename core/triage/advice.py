@@ -15,24 +15,29 @@ from core.triage.report import DiagnosticReport
 _PLACEHOLDERS = {"<vllm-version>": "vllm", "<vllm-ascend-version>": "vllm-ascend"}
 
 
-def _applies(products: Sequence[str], when: Sequence[str], report: DiagnosticReport) -> bool:
+def _triggered(when: Sequence[str], unless: Sequence[str], report: DiagnosticReport) -> bool:
+    """Its trigger (if it has one) is in the text, and none of the phrases that call for other advice."""
+    return (not when or any(w in report.text_low for w in when)) and not any(u in report.text_low for u in unless)
+
+
+def _applies(products: Sequence[str], when: Sequence[str], report: DiagnosticReport, unless: Sequence[str] = ()) -> bool:
     """Advice (a step or a command) needs a routed product and, if it has one, its trigger in the text."""
     if not report.repos or not any(p in report.repos for p in products):
         return False
-    return not when or any(w in report.text_low for w in when)
+    return _triggered(when, unless, report)
 
 
 def _notes(notes: Iterable[Note], report: DiagnosticReport) -> list[Note]:
     # The research tool's report has no routed repositories: it shows every product's notes, labelled.
     if not report.repos:
-        return [n for n in notes if not n.when or any(w in report.text_low for w in n.when)]
-    return [n for n in notes if _applies(n.products, n.when, report) and not outside(n.releases, report.release)]
+        return [n for n in notes if _triggered(n.when, n.unless, report)]
+    return [n for n in notes if _applies(n.products, n.when, report, n.unless) and not outside(n.releases, report.release)]
 
 
 def _commands(commands: Iterable[Command], report: DiagnosticReport) -> list[str]:
     out = []
     for c in commands:
-        if _applies(c.products, c.when, report) and not outside(c.releases, report.release) \
+        if _applies(c.products, c.when, report, c.unless) and not outside(c.releases, report.release) \
                 and not (report.is_problem and _already_tried(c.run, report.text_low)):
             out.append(_fill(c.run, report.signals))
     return out

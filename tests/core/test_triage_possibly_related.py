@@ -55,3 +55,10 @@ def test_no_memory_for_the_cache_blocks_is_not_told_to_lower_the_memory_share() 
     assert "Lower --gpu-memory-utilization" not in startup.text and "raise --gpu-memory-utilization" in startup.text
     runtime = triage("vllm-ascend on 910B: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB", PLUGIN, "en")
     assert "Lower --gpu-memory-utilization" in runtime.text and "raise --gpu-memory-utilization" not in runtime.text
+
+
+def test_the_oom_fact_tells_the_cache_blocks_error_to_raise_the_share() -> None:
+    result = triage("NPU 显存不够，vllm-ascend 报 ValueError: No available memory for the cache blocks. Try increasing "
+                    "gpu_memory_utilization", PLUGIN, "zh")
+    # "显存不够" is also how users describe OOM while serving: the cache-blocks error still decides the advice
+    assert "调高 --gpu-memory-utilization" in result.text and "调低 --gpu-memory-utilization" not in result.text
