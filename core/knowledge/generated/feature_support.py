@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from core.knowledge.generated.model_support import user_words
-from core.knowledge.generated.tables import GeneratedTable, load
+from core.knowledge.generated.tables import GeneratedTable, lookup
 from core.messages import Language
 
 TABLE = "supported_features"
@@ -85,11 +85,12 @@ def feature_lookups(question: str, language: Language, data_dir: Path | None = N
     """One line per feature the support question names, and the table's source to cite; ([], "") otherwise."""
     if not asks_for_feature(question):
         return [], ""
-    table = table or load(TABLE, data_dir)
-    if table is None:
-        return [], ""
-    lines = []
-    for feature, status in matching_features(question, table.rows)[:MAX_LINES]:
-        shown = _STATUS_ZH.get(status, status) if language == "zh" else status
-        lines.append(_TEXT["zh" if language == "zh" else "en"].format(commit=table.commit[:7], feature=feature, status=shown or "?"))
-    return lines, table.source if lines else ""
+    return lookup(TABLE, lambda t: feature_lines(question, language, t), data_dir, table)
+
+
+def feature_lines(question: str, language: Language, table: GeneratedTable) -> list[str]:
+    """The table's status for the features `question` names, as answer lines."""
+    template = _TEXT["zh" if language == "zh" else "en"]
+    return [template.format(commit=table.commit[:7], feature=feature,
+                            status=(_STATUS_ZH.get(status, status) if language == "zh" else status) or "?")
+            for feature, status in matching_features(question, table.rows)[:MAX_LINES]]

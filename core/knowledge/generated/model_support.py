@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.knowledge.generated.tables import GeneratedTable, load
+from core.knowledge.generated.tables import GeneratedTable, lookup
 from core.messages import Language
 
 TABLE = "supported_models"
@@ -119,23 +119,14 @@ def asks_support(question: str) -> bool:
 
 def support_lookups(question: str, language: Language, data_dir: Path | None = None,
                     table: GeneratedTable | None = None) -> tuple[list[str], str]:
-    """The lines of `support_lines` and the table's source (owner/name:path) to cite beside them."""
+    """One line per model the support question names, and the table's source to cite; ([], "") otherwise."""
     if not asks_support(question):
         return [], ""
-    table = table or load(TABLE, data_dir)
-    if table is None:
-        return [], ""
-    return support_lines(question, language, table=table), table.source
+    return lookup(TABLE, lambda t: support_lines(question, language, t), data_dir, table)
 
 
-def support_lines(question: str, language: Language, data_dir: Path | None = None,
-                  table: GeneratedTable | None = None) -> list[str]:
-    """One line per model the question asks about, from the generated table; [] when none is asked or no table."""
-    if not asks_support(question):
-        return []
-    table = table or load(TABLE, data_dir)
-    if table is None:
-        return []
+def support_lines(question: str, language: Language, table: GeneratedTable) -> list[str]:
+    """The table's rows for the models `question` names, as answer lines."""
     head, on, length, guide = _TEXTS["zh" if language == "zh" else "en"]
     lines: list[str] = []
     for row in matching_rows(question, table.rows):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,13 +52,32 @@ def table_path(name: str, data_dir: Path) -> Path:
     return data_dir / SUBDIR / f"{name}.json"
 
 
+# Parsed tables by path, with the (mtime, size) they were read at: answers look tables up on every
+# question, and a table changes only when `index` rewrites it.
+_loaded: dict[Path, tuple[tuple[int, int], GeneratedTable | None]] = {}
+
+
 def load(name: str, data_dir: Path | None = None) -> GeneratedTable | None:
     """The generated table `name`, or None when it was never written or cannot be read."""
     path = table_path(name, configured_data_dir() if data_dir is None else data_dir)
     try:
-        if path.stat().st_size > MAX_TABLE_BYTES:
-            log.warning("generated table %s is larger than %d bytes; ignored", path, MAX_TABLE_BYTES)
-            return None
+        st = path.stat()
+    except OSError:
+        return None
+    seen = (st.st_mtime_ns, st.st_size)
+    cached = _loaded.get(path)
+    if cached is not None and cached[0] == seen:
+        return cached[1]
+    table = _read(name, path, st.st_size)
+    _loaded[path] = (seen, table)
+    return table
+
+
+def _read(name: str, path: Path, size: int) -> GeneratedTable | None:
+    if size > MAX_TABLE_BYTES:
+        log.warning("generated table %s is larger than %d bytes; ignored", path, MAX_TABLE_BYTES)
+        return None
+    try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
@@ -70,6 +90,15 @@ def load(name: str, data_dir: Path | None = None) -> GeneratedTable | None:
     except (KeyError, TypeError) as exc:
         log.warning("generated table %s has no %s; ignored", path, exc)
         return None
+
+
+def lookup(name: str, render: Callable[[GeneratedTable], list[str]], data_dir: Path | None = None,
+           table: GeneratedTable | None = None) -> tuple[list[str], str]:
+    """The lines `render` makes of table `name` (or of `table`), and the table's source to cite beside
+    them; ([], "") when there is no table or nothing to say."""
+    table = table or load(name, data_dir)
+    lines = render(table) if table is not None else []
+    return lines, (table.source if lines and table is not None else "")
 
 
 def stamp(name: str, data_dir: Path) -> str:

@@ -26,16 +26,10 @@ def test_a_word_of_a_feature_is_not_the_feature() -> None:
     assert feature_lookups("How do I enable prefix caching?", "en", table=TABLE) == ([], "")  # not a support question
 
 
-def test_a_vllm_ascend_answer_shows_the_feature_status(tmp_path, monkeypatch) -> None:
-    import json
-
+def test_a_vllm_ascend_answer_shows_the_feature_status(generated) -> None:
     from core.triage import triage
 
-    (tmp_path / "knowledge").mkdir()
-    (tmp_path / "knowledge" / "supported_features.json").write_text(json.dumps({
-        "repo": TABLE.repo, "commit": TABLE.commit, "committed_at": TABLE.committed_at, "source": TABLE.source,
-        "rows": list(TABLE.rows)}), encoding="utf-8")
-    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    generated(TABLE)
     result = triage("Does vllm-ascend support beam search?", ("vllm-project/vllm-ascend",), "en")
     assert "supported-features table on main (abcdef0): Beam search — experimental" in result.text
     assert any(s.url.endswith("supported_features.md") for s in result.sources)

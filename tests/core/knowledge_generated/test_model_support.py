@@ -1,7 +1,7 @@
 """Model-support lines from the generated supported-models table (core/knowledge/generated/model_support.py)."""
 from __future__ import annotations
 
-from core.knowledge.generated.model_support import matching_rows, support_lines
+from core.knowledge.generated.model_support import matching_rows, support_lines, support_lookups
 from core.knowledge.generated.tables import GeneratedTable
 
 
@@ -42,23 +42,17 @@ def test_a_longer_version_is_not_its_prefix() -> None:
 
 
 def test_a_model_named_in_passing_is_not_a_support_question() -> None:
-    assert support_lines("vllm serve Qwen3-30B-A3B fails with NPU out of memory", "en", table=TABLE) == []
+    assert support_lookups("vllm serve Qwen3-30B-A3B fails with NPU out of memory", "en", table=TABLE) == ([], "")
 
 
 def test_no_generated_table_means_no_lines(tmp_path) -> None:
-    assert support_lines("Can I run Qwen3-30B-A3B?", "en", data_dir=tmp_path) == []
+    assert support_lookups("Can I run Qwen3-30B-A3B?", "en", data_dir=tmp_path) == ([], "")
 
 
-def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(tmp_path, monkeypatch) -> None:
-    import json
-
+def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(generated) -> None:
     from core.triage import triage
 
-    (tmp_path / "knowledge").mkdir()
-    (tmp_path / "knowledge" / "supported_models.json").write_text(json.dumps({
-        "repo": TABLE.repo, "commit": TABLE.commit, "committed_at": TABLE.committed_at, "source": TABLE.source,
-        "rows": list(TABLE.rows)}), encoding="utf-8")
-    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    generated(TABLE)
     result = triage("Can I run Qwen3-30B-A3B on a 910B with vllm-ascend?", ("vllm-project/vllm-ascend",), "en")
     assert "supported-models table on main (abcdef0): Qwen3-30B-A3B — supported on A2/A3" in result.text
     assert any(s.url.endswith("docs/source/user_guide/support_matrix/supported_models.md") for s in result.sources)
@@ -67,19 +61,28 @@ def test_a_vllm_ascend_answer_shows_the_rows_and_cites_the_table(tmp_path, monke
     assert "supported-models table" not in other.text
 
 
-def test_a_table_row_makes_the_answer_medium_not_nothing_matched(tmp_path, monkeypatch) -> None:
-    import json
-
+def test_a_table_row_makes_the_answer_medium_not_nothing_matched(generated) -> None:
     from core.confidence import _offline_reason
     from core.resolution.focus import focus
     from core.triage import triage
 
-    (tmp_path / "knowledge").mkdir()
-    (tmp_path / "knowledge" / "supported_models.json").write_text(json.dumps({
-        "repo": TABLE.repo, "commit": TABLE.commit, "committed_at": TABLE.committed_at, "source": TABLE.source,
-        "rows": list(TABLE.rows)}), encoding="utf-8")
-    monkeypatch.setenv("DATA_DIR", str(tmp_path))
+    generated(TABLE)
     question = "Can I run Qwen3-30B-A3B with vllm-ascend?"
     result = triage(question, ("vllm-project/vllm-ascend",), "en")
     assert result.table_rows == 2
     assert _offline_reason(result, focus(question), None, None) == "lookups"
+
+
+def test_a_table_is_parsed_once_and_read_again_when_index_rewrites_it(generated) -> None:
+    from dataclasses import replace
+
+    from core.knowledge.generated.tables import load
+
+    path = generated(TABLE)
+    first = load("supported_models")
+    assert first is not None and load("supported_models") is first  # unchanged file: the parsed table
+    generated(replace(TABLE, commit="1234567aaaaaaaaa", rows=TABLE.rows[:1]))
+    import os
+    os.utime(path, ns=(path.stat().st_mtime_ns + 1_000_000, path.stat().st_mtime_ns + 1_000_000))
+    again = load("supported_models")
+    assert again is not None and again.commit.startswith("1234567") and len(again.rows) == 1
