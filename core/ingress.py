@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
 from core.access import AccessPolicy
 from core.keys import Keys
@@ -79,26 +81,19 @@ class Markers:
 NO_MARKERS = Markers()
 
 
+@dataclass(frozen=True, eq=False)
 class Ingress:
-    def __init__(
-        self, redis: Redis, keys: Keys, dedupe_ttl_seconds: int, access: AccessPolicy = AccessPolicy(),
-        on_submit: Callable[[str, SubmitOutcome], None] | None = None,
-    ) -> None:
-        self._redis = redis
-        self._keys = keys
-        self._ttl = dedupe_ttl_seconds
-        self._access = access
-        self._on_submit = on_submit
-        self._script = redis.register_script(_DEDUPE_AND_ENQUEUE)
+    """The front door every platform's events pass: allowlists, then dedupe + enqueue in one script."""
 
-    @property
-    def access(self) -> AccessPolicy:
-        """The allowlists, for events that are not queued (feedback clicks obey them too)."""
-        return self._access
+    redis: Redis
+    keys: Keys
+    dedupe_ttl_seconds: int
+    access: AccessPolicy = AccessPolicy()  # the allowlists; feedback clicks, never queued, obey them too
+    on_submit: Callable[[str, SubmitOutcome], None] | None = None  # told each outcome (metrics)
 
-    @property
-    def keys(self) -> Keys:
-        return self._keys
+    @cached_property
+    def _script(self) -> AsyncScript:
+        return self.redis.register_script(_DEDUPE_AND_ENQUEUE)  # local: hashes the script, no round trip
 
     async def submit(
         self, message: InboundMessage, *extra_dedupe_ids: str, markers: Markers = NO_MARKERS,
@@ -107,14 +102,15 @@ class Ingress:
 
         One Redis round trip. Raises redis errors unchanged: webhooks answer 503 so the platform retries.
         """
-        if not self._access.allows(message):
+        if not self.access.allows(message):
             return self._report(message, SubmitResult(SubmitOutcome.NOT_ALLOWED))
         platform = message.platform
-        dedupe_keys = [self._keys.dedupe(platform, message.event_id)]
-        dedupe_keys += [self._keys.dedupe(platform, i) for i in extra_dedupe_ids if i]
+        dedupe_keys = [self.keys.dedupe(platform, message.event_id)]
+        dedupe_keys += [self.keys.dedupe(platform, i) for i in extra_dedupe_ids if i]
         required = [markers.required] if markers.required else []
-        keys = [*dedupe_keys, self._keys.jobs, self._keys.order(message.conversation_key), *required, *markers.set]
-        args = [self._ttl, message.to_json(), len(dedupe_keys), len(required), markers.ttl or self._ttl]
+        keys = [*dedupe_keys, self.keys.jobs, self.keys.order(message.conversation_key), *required, *markers.set]
+        ttl = self.dedupe_ttl_seconds
+        args = [ttl, message.to_json(), len(dedupe_keys), len(required), markers.ttl or ttl]
         job_id = await self._script(keys=keys, args=args)
         if job_id == 0:
             return self._report(message, SubmitResult(SubmitOutcome.UNMET))
@@ -124,6 +120,6 @@ class Ingress:
         return self._report(message, SubmitResult(SubmitOutcome.ENQUEUED, job))
 
     def _report(self, message: InboundMessage, result: SubmitResult) -> SubmitResult:
-        if self._on_submit is not None:
-            self._on_submit(message.platform, result.outcome)
+        if self.on_submit is not None:
+            self.on_submit(message.platform, result.outcome)
         return result

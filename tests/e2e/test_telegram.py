@@ -425,7 +425,9 @@ async def test_long_polling_when_no_webhook_url_is_set(tg: FakeTelegram, tg_sett
     assert [m.text for m in conversation.seen] == ["polled question"]
 
 
-async def test_redis_down_gives_503_so_telegram_retries(tg: FakeTelegram, tg_settings: Any) -> None:
+async def test_redis_down_gives_503_so_telegram_retries(
+    tg: FakeTelegram, tg_settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from redis.exceptions import ConnectionError as RedisConnectionError
 
     async with running_bot(tg_settings(), Scripted(), worker=False) as stack:
@@ -434,7 +436,8 @@ async def test_redis_down_gives_503_so_telegram_retries(tg: FakeTelegram, tg_set
         async def down(*_: Any, **__: Any) -> Any:
             raise RedisConnectionError("connection refused")
 
-        adapter._ingress.submit = down  # noqa: SLF001 - simulate the outage at the ingress
+        # simulate the outage at the ingress (a frozen dataclass: patched on the class, undone after the test)
+        monkeypatch.setattr(type(adapter._ingress), "submit", down)  # noqa: SLF001
         response = await post(stack, message_update("while redis is down"))
         assert response.status_code == 503
 
