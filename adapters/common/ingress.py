@@ -61,6 +61,11 @@ class IngressPath:
     def ingress(self) -> Ingress:
         return self._ingress
 
+    def allows_actor(self, workspace: str, channel: str, user: str, user_org: str = "") -> bool:
+        """Whether the allowlists let this actor in, for events that are not queued (feedback clicks):
+        the same rule, on this platform, as for the messages `take` submits."""
+        return self._ingress.access.allows_actor(self._platform, workspace, channel, user, user_org)
+
     async def take(self, parsed: Parsed, *, retry: str = "") -> SubmitResult | None:
         """None for a `Skip`; otherwise what happened. Raises `REDIS_DOWN` errors unchanged: the
         caller answers with `unavailable()` (HTTP) or leaves the delivery un-acked (sockets)."""

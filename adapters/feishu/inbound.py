@@ -58,7 +58,6 @@ class BotIdentity:
 
 class FeishuInbound:
     def __init__(self, ingress: Ingress, bot: BotIdentity) -> None:
-        self._ingress = ingress
         self._path = IngressPath(ingress, PLATFORM)
         self._bot = bot
 

@@ -25,7 +25,6 @@ class SlackInbox:
     def __init__(
         self, ingress: Ingress, threads: EngagedThreads, redis: Redis, keys: Keys, *, require_mention_in_threads: bool
     ) -> None:
-        self._ingress = ingress
         self._path = IngressPath(ingress, PLATFORM)
         self._threads = threads
         self._redis = redis
@@ -67,9 +66,7 @@ class SlackInbox:
         feedback = parse_feedback(payload)
         if feedback is None:
             return None
-        if not self._ingress.access.allows_actor(
-            "slack", feedback.workspace, feedback.channel, feedback.user, feedback.user_team
-        ):
+        if not self._path.allows_actor(feedback.workspace, feedback.channel, feedback.user, feedback.user_team):
             log.info("slack feedback from outside the allowlists ignored")  # acked, not stored, no thanks
             return None
         await record_feedback(

@@ -53,7 +53,6 @@ class InboundHandler:
         dedupe_ttl_seconds: int,
         bot_id: str | None,
     ) -> None:
-        self._ingress = ingress
         self._path = IngressPath(ingress, PLATFORM)
         self._streams = streams
         self._cards = cards
@@ -173,7 +172,7 @@ class InboundHandler:
     async def _store_feedback(self, cb: FeedbackEvent) -> None:
         if not cb.feedback_id:
             return
-        if not self._ingress.access.allows_actor("wecom", cb.chat.bot_id, cb.chat.chat_id, cb.chat.user_id):
+        if not self._path.allows_actor(cb.chat.bot_id, cb.chat.chat_id, cb.chat.user_id):
             log.info("wecom feedback from outside the allowlists ignored")  # answered 200, not stored
             return
         known = await self._streams.fields(cb.feedback_id, "answer", "trace_id")
