@@ -43,6 +43,28 @@ def _not_indexed(repos: list[str]) -> ToolOutput:
     )
 
 
+async def _call(
+    deepwiki: DeepWiki, tool: str, arguments: dict[str, Any], repos: list[str], instead: str
+) -> str | ToolOutput:
+    """DeepWiki's text for one MCP tool call, or the failure the model reads (`instead`: the tools to
+    use when DeepWiki cannot be reached)."""
+    try:
+        text, is_error = await deepwiki.call(tool, arguments)
+    except Exception as exc:  # transport failures of the MCP client surface as many types
+        log.warning("deepwiki %s failed: %s", tool, type(exc).__name__)
+        return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use {instead} instead.")
+    if _NOT_FOUND in text.lower():
+        return _not_indexed(repos)
+    if is_error or not text:
+        return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
+    return text
+
+
+def _page(repo: str) -> Source:
+    """The DeepWiki page of a repository: the source a DeepWiki answer is cited by."""
+    return Source(f"DeepWiki: {repo}", f"https://deepwiki.com/{repo}")
+
+
 class AskDeepWikiArgs(ToolArgs):
     repo: str | list[str] = Field(description="One repository (owner/name) or a list of them.")
     question: str = Field(min_length=3, max_length=2000, description="The question, in English.")
@@ -81,19 +103,15 @@ class AskDeepWiki:
         return f"正在向 DeepWiki 询问 {names}：{short(args.question)}" if language == "zh" else f"Asking DeepWiki about {names}: {short(args.question)}"
 
     async def run(self, args: AskDeepWikiArgs) -> ToolOutput:
-        try:
-            text, is_error = await self.deepwiki.call("ask_question", {"repoName": args.repo, "question": args.question})
-        except Exception as exc:  # transport failures of the MCP client surface as many types
-            log.warning("deepwiki ask_question failed: %s", type(exc).__name__)
-            return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code or search_issues instead.")
-        if _NOT_FOUND in text.lower():
-            return _not_indexed(args.repos)
-        if is_error or not text:
-            return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
-        links = [f"https://deepwiki.com/{name}" for name in args.repos]
-        head = f"DeepWiki answer about {', '.join(args.repos)} ({' '.join(links)}):"
+        text = await _call(
+            self.deepwiki, "ask_question", {"repoName": args.repo, "question": args.question}, args.repos,
+            instead="search_code or search_issues",
+        )
+        if isinstance(text, ToolOutput):
+            return text
         # The pages we asked are sources; links and paths in the generated prose are only mentions.
-        sources = tuple(Source(f"DeepWiki: {n}", l) for n, l in zip(args.repos, links))
+        sources = tuple(_page(name) for name in args.repos)
+        head = f"DeepWiki answer about {', '.join(args.repos)} ({' '.join(s.url for s in sources)}):"
         return ToolOutput(f"{head}\n{text}", sources, origin="DeepWiki")
 
 
@@ -117,16 +135,10 @@ class ReadWikiStructure:
         return f"正在查看 {args.repo} 的 DeepWiki 目录" if language == "zh" else f"Reading the DeepWiki topics of {args.repo}"
 
     async def run(self, args: ReadWikiStructureArgs) -> ToolOutput:
-        try:
-            text, is_error = await self.deepwiki.call("read_wiki_structure", {"repoName": args.repo})
-        except Exception as exc:
-            log.warning("deepwiki read_wiki_structure failed: %s", type(exc).__name__)
-            return failure(f"DeepWiki could not be reached ({type(exc).__name__}). Use search_code instead.")
-        if _NOT_FOUND in text.lower():
-            return _not_indexed([args.repo])
-        if is_error or not text:
-            return failure(f"DeepWiki returned an error: {short(text or 'empty answer', 300)}")
-        link = f"https://deepwiki.com/{args.repo}"
-        return ToolOutput(
-            f"DeepWiki topics of {args.repo} ({link}):\n{text}", (Source(f"DeepWiki: {args.repo}", link),), origin="DeepWiki"
+        text = await _call(
+            self.deepwiki, "read_wiki_structure", {"repoName": args.repo}, [args.repo], instead="search_code"
         )
+        if isinstance(text, ToolOutput):
+            return text
+        page = _page(args.repo)
+        return ToolOutput(f"DeepWiki topics of {args.repo} ({page.url}):\n{text}", (page,), origin="DeepWiki")
