@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,6 +24,7 @@ from core.research.model import (
     ModelUnavailable,
     TextBlock,
     ToolResultBlock,
+    ToolSpec,
     Usage,
 )
 from core.research.prompts import BUDGET_NUDGE, progress_text
@@ -76,28 +77,14 @@ async def run_loop(
         if remaining <= 0:
             result.stop = "deadline"
             break
-        started = clock()
-        try:
-            async with asyncio.timeout(remaining):
-                reply = await client.complete(
-                    system=system, tools=registry.specs, messages=messages, on_text=drafts.update
-                )
-        except TimeoutError:
-            await drafts.clear()  # the unfinished turn is not the answer
-            result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note="deadline"))
-            result.stop = "deadline"
-            break
-        except ModelUnavailable as exc:
-            await drafts.clear()  # a half-streamed turn that failed is no answer
-            result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note=str(exc)))
-            result.stop, result.error = "model_unavailable", str(exc)
-            return result
-        result.usage += reply.usage
-        # A turn that ends in tool calls was not the answer: its streamed text must not stay visible.
-        await (drafts.clear() if reply.tool_uses else drafts.settle())
-        result.trace.append(
-            TraceStep("model", client.model, {}, (clock() - started) * 1000, True, step, usage=reply.usage, note=reply.stop_reason)
+        reply = await model_turn(
+            client, drafts, result, step=step, remaining=remaining, clock=clock,
+            system=system, tools=registry.specs, messages=messages,
         )
+        if reply is None:
+            if result.stop == "deadline":
+                break  # the best answer so far is kept
+            return result
         if reply.text:
             best_text = reply.text
         if not reply.tool_uses:
@@ -109,10 +96,7 @@ async def run_loop(
             result.stop = "budget"
             break
         runs = await _run_tools(reply, registry, evidence, deadline - clock(), language, progress, step, guard)
-        result.trace += [
-            TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, step, cached=r.cached, note=r.summary)
-            for r in runs
-        ]
+        result.trace += tool_steps(runs, step)
         results: list[TextBlock | ToolResultBlock] = [ToolResultBlock(r.tool_use_id, r.content, r.is_error) for r in runs]
         if step + 1 == limits.max_steps:
             results.append(TextBlock(BUDGET_NUDGE))
@@ -120,6 +104,51 @@ async def run_loop(
         messages += [Message("assistant", reply.blocks), Message("user", tuple(results))]
     result.text = best_text
     return result
+
+
+async def model_turn(
+    client: ModelClient,
+    drafts: DraftReporter,
+    result: LoopResult,
+    *,
+    step: int,
+    remaining: float,
+    clock: Callable[[], float],
+    system: str,
+    tools: Sequence[ToolSpec],
+    messages: Sequence[Message],
+    note: str = "",  # the trace note of an answered turn; "": the model's stop reason
+) -> ModelReply | None:
+    """One model turn within `remaining` seconds, its text streamed as a draft, its usage and trace
+    step added to `result`. None when it timed out or the model was unavailable: `result.stop` (and
+    `error`) say which, and the turn's draft is cleared, since an unfinished turn is no answer."""
+    started = clock()
+    try:
+        async with asyncio.timeout(remaining):
+            reply = await client.complete(system=system, tools=tools, messages=messages, on_text=drafts.update)
+    except TimeoutError:
+        failed, result.stop = "deadline", "deadline"
+    except ModelUnavailable as exc:
+        failed, result.stop, result.error = str(exc), "model_unavailable", str(exc)
+    else:
+        result.usage += reply.usage
+        # A turn that ends in tool calls was not the answer: its streamed text must not stay visible.
+        await (drafts.clear() if tools and reply.tool_uses else drafts.settle())
+        result.trace.append(TraceStep(
+            "model", client.model, {}, (clock() - started) * 1000, True, step, usage=reply.usage, note=note or reply.stop_reason
+        ))
+        return reply
+    await drafts.clear()
+    result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, step, note=failed))
+    return None
+
+
+def tool_steps(runs: Sequence[ToolRun], step: int) -> list[TraceStep]:
+    """The trace steps of the tool calls a step ran."""
+    return [
+        TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, step, cached=r.cached, note=r.summary)
+        for r in runs
+    ]
 
 
 async def _run_tools(

@@ -20,10 +20,9 @@ from collections.abc import Callable
 from core.messages import Language, Progress
 from core.research.citations import Evidence
 from core.research.drafts import DraftReporter
-from core.research.loop import LoopResult, ProgressCallback, report_progress
-from core.research.model import Message, ModelClient, ModelUnavailable, TextBlock, ToolUse
+from core.research.loop import LoopResult, ProgressCallback, model_turn, report_progress, tool_steps
+from core.research.model import Message, ModelClient, TextBlock, ToolUse
 from core.research.tools.registry import ToolRegistry, ToolRun
-from core.research.types import TraceStep
 
 MAX_REPOS = 2  # the routed repositories searched (the router puts the most likely first)
 # Words worth a literal code or issue search: error codes, identifiers, env vars, flags, versions.
@@ -104,33 +103,15 @@ async def retrieval_answer(
     runs: list[ToolRun] = list(
         await asyncio.gather(*(registry.run(call, evidence, max(0.1, deadline - clock())) for call in calls))
     )
-    result.trace += [
-        TraceStep("tool", r.tool, r.arguments, r.duration_ms, not r.is_error, 1, cached=r.cached, note=r.summary)
-        for r in runs
-    ]
+    result.trace += tool_steps(runs, 1)
     # The results join the current user turn, after the question: the cached prefix stays unchanged.
     last = messages[-1]
     blocks = last.blocks + (TextBlock(INSTRUCTION), *(TextBlock(r.content) for r in runs))
     prompt = [*messages[:-1], Message(last.role, blocks)]
-    drafts = DraftReporter(progress, language)
-    started = clock()
-    try:
-        async with asyncio.timeout(max(0.1, deadline - clock())):
-            reply = await client.complete(system=system, tools=(), messages=prompt, on_text=drafts.update)
-    except TimeoutError:
-        await drafts.clear()
-        result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, 2, note="deadline"))
-        result.stop = "deadline"
-        return result
-    except ModelUnavailable as exc:
-        await drafts.clear()
-        result.trace.append(TraceStep("model", client.model, {}, (clock() - started) * 1000, False, 2, note=str(exc)))
-        result.stop, result.error = "model_unavailable", str(exc)
-        return result
-    await drafts.settle()
-    result.usage += reply.usage
-    result.trace.append(
-        TraceStep("model", client.model, {}, (clock() - started) * 1000, True, 2, usage=reply.usage, note="retrieval")
+    reply = await model_turn(
+        client, DraftReporter(progress, language), result, step=2, remaining=max(0.1, deadline - clock()), clock=clock,
+        system=system, tools=(), messages=prompt, note="retrieval",
     )
-    result.text = reply.text
+    if reply is not None:
+        result.text = reply.text
     return result
