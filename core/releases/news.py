@@ -25,7 +25,7 @@ from core.knowledge.generated.feature_support import asks_for_feature
 from core.messages import Language
 from core.releases.changes import NoteBullet, head_commit
 from core.releases.names import NameHistory, name_history
-from core.releases.notes import TRANSLATIONS, notes_index
+from core.releases.notes import TRANSLATIONS, NotesIndex, notes_index
 from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
 from core.resolution.words import specific_words
@@ -296,6 +296,23 @@ def _word_pairs(text: str) -> set[tuple[str, str]]:
     return set(zip(words, words[1:]))
 
 
+_ENV_VAR = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]{1,30}(?:_[A-Z0-9]{1,30}){1,10}(?![A-Za-z0-9_])")
+CARRIER_BULLETS = 8  # a name this many bullets carry (--additional-config) names none of them
+
+
+def _env_vars(text: str) -> set[str]:
+    return {m.lower() for m in _ENV_VAR.findall(text[:20_000])}
+
+
+def shared_names(asked: set[str], asked_env: set[str], bullet_text: str, repo: str, index: NotesIndex) -> set[str]:
+    """What a bullet names as the question does. An env var counts only when the question writes it as
+    one (the bullet's VLLM_VERSION is not a traceback's `vllm_version = ...`), and a code name that many
+    bullets carry (`--additional-config`, `additional_config`) does not say which change is theirs (a
+    model's or a feature's name is weighed by the ranking, core/releases/notes.py)."""
+    shared = (asked & _names(bullet_text, repo)) - (_env_vars(bullet_text) - asked_env)
+    return {n for n in shared if not _identifiers({n}) or index.bullets_naming(n) < CARRIER_BULLETS}
+
+
 def _identifiers(names: set[str]) -> set[str]:
     """The code names among `names`: a flag, a snake_case key or variable, a file (not a model or product name)."""
     return {n for n in names if "_" in n or n.startswith("--") or n.endswith((".py", ".so", ".cpp", ".json", ".yaml"))}
@@ -333,23 +350,30 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
-        asked = _names(question, repo)
+        asked, asked_env = _names(question, repo), _env_vars(question)
         support_question = asks_for_feature(question)
         asked_pairs = _word_pairs(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
             where = _their_side(relation(clone, bullet, choice), bullet, choice)
             kind = bullet_kind(bullet)
-            shared = asked & _names(bullet.text, repo)
+            shared = shared_names(asked, asked_env, bullet.text, repo, index)
             named = bool(shared)
+            code_name = bool(_identifiers(shared))  # a flag, key, variable or file they use
             # Named the same way, not just the same model: an identifier or another product; for "added in vX"
             # also two words in a row ("sleep mode"), since a feature is named in prose.
-            same_thing = bool(_identifiers(shared) or {n for n in shared if n.startswith("product:")})
+            same_thing = code_name or any(n.startswith("product:") for n in shared)
             if where == "newer" and kind == "fix" and not named:
                 # "Fixed in vX: upgrade" for a fix alike in words only was the judges' most frequent
                 # wrong statement (an unrelated fix sold as the way out): a fix must name what they named.
                 continue
-            if where == "newer" and kind == "changed" and not same_thing:
-                continue  # a later change about their model ("refreshed the docs for GLM-4.7") is not about their case
+            if where == "newer" and kind in ("changed", "removed") and not (code_name or (support_question and same_thing)):
+                # A later change about their model ("refreshed the docs for GLM-4.7") or their quantization tool
+                # is not about their case: it must change a flag, key or variable they use.
+                continue
+            if where == "included" and kind == "added" and not (support_question or code_name):
+                # A feature their release has had since an earlier one does not explain what fails for them
+                # (judged on eval/real_issues_dev.jsonl); it answers "is X there?" or names what they use.
+                continue
             if where == "newer" and kind == "added" and not (support_question or same_thing or asked_pairs & _word_pairs(bullet.text)):
                 # "Added in vX: upgrade" answers "is X there?"; otherwise the feature must be named the same
                 # way (an identifier, or two words in a row: "sleep mode"), since a model's name is shared by

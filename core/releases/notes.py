@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -88,6 +88,15 @@ class NotesIndex:
     rare: frozenset[str]
     specific: frozenset[str] = frozenset()  # rarer still (0.3 %): an identifier among these counts double
     unit: float = 1.0  # the weight of a word only one bullet has
+    _naming: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def bullets_naming(self, name: str) -> int:
+        """How many bullets name `name` (lower case) anywhere in their text, in either spelling
+        (`--additional-config` and `additional_config` are one name); counted once per name."""
+        key = name.lstrip("-").replace("-", "_")
+        if key not in self._naming:
+            self._naming[key] = sum(key in bullet.text.lower().replace("-", "_") for bullet in self.bullets)
+        return self._naming[key]
 
     @property
     def min_score(self) -> float:

@@ -190,9 +190,13 @@ def test_an_msmodelslim_version_is_its_repositorys_release() -> None:
     assert read_environment("pip: msmodelslim==26.0.0.alpha02").get("msmodelslim") == "26.0.0.alpha02"
 
 
-def test_two_card_models_in_prose_are_shown_not_picked_silently() -> None:
+def test_two_card_models_in_prose_are_shown_and_none_is_called_theirs() -> None:
     env = read_environment("Stuck loading on 8x 910B4 with the v0.17.0rc1 image; the same image starts fine on 910B2.")
-    assert "the message also says 910B4" in env.summary("en")
+    summary = env.summary("en")
+    # the failing machine and the working one: neither is shown as the user's
+    assert "910B4/910B2 (the message names more than one card: which one is this about?)" in summary
+    assert "last one is used" not in summary
+    assert "消息中提到多种卡" in env.summary("zh")
     # one machine's npu-smi table lists its cards: no conflict there
     table = read_environment("npu-smi info\n| 0     910B4     | OK |\n| 1     910B4     | OK |")
-    assert "also says" not in table.summary("en")
+    assert "more than one card" not in table.summary("en") and "910B4" in table.summary("en")

@@ -6,8 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from core.releases.changes import parse_release_notes
-from core.releases.news import ReleaseNews, bullet_kind, release_news, relation, thread_fix_line
+from core.releases.changes import NoteBullet, parse_release_notes
+from core.releases.news import (
+    CARRIER_BULLETS,
+    ReleaseNews,
+    _env_vars,
+    _names,
+    bullet_kind,
+    release_news,
+    relation,
+    shared_names,
+    thread_fix_line,
+)
+from core.releases.notes import NotesIndex, build_index
 from core.releases.tags import ReleaseChoice, tag_commit
 from tests.core.releases.notes_fixture import NOTES, build
 
@@ -168,3 +179,45 @@ def test_identifiers_and_word_pairs() -> None:
     assert _identifiers({"glm-4.7", "qwen3.5", "--enable-expert-parallel", "tool_calls", "engine.py"}) == \
         {"--enable-expert-parallel", "tool_calls", "engine.py"}
     assert ("sleep", "mode") in _word_pairs("Sleep mode works with the V1 engine") and ("the", "v1") not in _word_pairs("the v1")
+
+
+def test_a_feature_their_release_already_has_answers_is_it_there_not_a_failure(clone: Path) -> None:
+    # v0.11.0 includes pipeline parallelism (#1800, v0.10.0rc1): news for "is it supported?", not an
+    # explanation of a hang they see with it
+    asked = everything(release_news(clone, at(clone, "v0.11.0"), "Is pipeline parallelism supported on v0.11.0 with V1?", "en"))
+    assert "Available since vllm-ascend v0.10.0rc1 (#1800), which your v0.11.0 includes" in asked
+    failing = everything(release_news(clone, at(clone, "v0.11.0"), "pipeline parallelism with V1 hangs at the first request", "en"))
+    assert "#1800" not in failing
+
+
+def test_a_later_change_must_change_a_name_they_use(clone: Path) -> None:
+    uses_it = everything(release_news(clone, at(clone, "v0.10.0rc1"), "my torchair_graph_config graph mode crashes", "en"))
+    assert "Changed in vllm-ascend v0.11.0 (#301), after your v0.10.0rc1: Torchair graph mode is removed" in uses_it
+    # the same words without the key: a later removal says nothing about their crash
+    words_only = everything(release_news(clone, at(clone, "v0.10.0rc1"), "torchair graph mode crashes with aclgraph", "en"))
+    assert "#301" not in words_only
+
+
+def _index_of(texts: list[str]) -> NotesIndex:
+    filler = [f"Improve the {w} path for {v}." for w in ("widget", "gadget", "sprocket") for v in ("decode", "prefill")]
+    return build_index([NoteBullet("v0.1.0", "Core", text, ()) for text in texts + filler])
+
+
+def test_an_env_var_is_the_same_name_only_when_written_as_one() -> None:
+    bullet = "Add a `VLLM_VERSION` environment to make the vLLM version configurable."
+    index = _index_of([bullet])
+    traceback = "vllm_version = vllm.__version__\nAttributeError: module 'vllm' has no attribute '__version__'"
+    assert shared_names(_names(traceback, REPO), _env_vars(traceback), bullet, REPO, index) == set()
+    asked = "Do I need VLLM_VERSION=0.9.1 with a source build?"
+    assert shared_names(_names(asked, REPO), _env_vars(asked), bullet, REPO, index) == {"vllm_version"}
+
+
+def test_a_name_many_bullets_carry_does_not_make_a_bullet_theirs() -> None:
+    carriers = [f"`additional_config` option number {n} is tuned for {m}." for n, m in enumerate("abcdefghij")]
+    removed = 'Ascend scheduler is removed. `--additional-config {"ascend_scheduler": {"enabled": true}}` does not work.'
+    index = _index_of([*carriers, removed])
+    assert index.bullets_naming("--additional-config") >= CARRIER_BULLETS  # both spellings are one name
+    theirs = """--additional-config '{"ascend_turbo_graph_config": {"enabled": true}}' is slow"""
+    assert shared_names(_names(theirs, REPO), _env_vars(theirs), removed, REPO, index) == set()
+    uses_it = """--additional-config '{"ascend_scheduler": {"enabled": true}}' is ignored"""
+    assert "ascend_scheduler" in shared_names(_names(uses_it, REPO), _env_vars(uses_it), removed, REPO, index)
