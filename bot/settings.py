@@ -10,10 +10,9 @@ those packages, and this one inherits them all, so one environment (or .env) con
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from adapters.common.settings import AdapterSettings
 from adapters.registry import platforms
