@@ -196,9 +196,10 @@ class Environment:
             shown = _shown(field, value, self)
             if field == "chip" and "card" in conflicts and "chip" not in conflicts:
                 field, value = "card", self.get("card") or value  # the chip is shown by its card: so is the card's conflict
-            if field == "card" and field in conflicts:
-                # Two cards in prose are most often the failing machine and the one that works: which is
-                # theirs cannot be read, so none is shown as theirs (a judge read "910B2" as a wrong claim).
+            if field in ("card", "chip") and field in conflicts:
+                # Two cards or chips in prose are most often the failing machine and the one that works, or
+                # the images they found ("only 910b and a3 ones"): which is theirs cannot be read, so none is
+                # shown as theirs (judges read "910B2" and "910C" there as wrong claims).
                 named = "/".join(conflicts[field].values)
                 shown = f"{named}（消息中提到多种卡，请说明是哪一台出问题）" if zh else f"{named} (the message names more than one card: which one is this about?)"
             elif field in conflicts:

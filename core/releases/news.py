@@ -30,6 +30,7 @@ from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
 from core.resolution.words import specific_words
 from core.router import named_repositories
+from core.signals import find_chips
 
 # Each product's release notes on its default branch, and their layout (core/releases/changes.py).
 RELEASE_NOTES = {
@@ -313,6 +314,12 @@ def shared_names(asked: set[str], asked_env: set[str], bullet_text: str, repo: s
     return {n for n in shared if not _identifiers({n}) or index.bullets_naming(n) < CARRIER_BULLETS}
 
 
+def _their_hardware(bullet_text: str, asked_chips: set[str]) -> bool:
+    """Whether a bullet applies to the user's hardware: it names no chip, or one they name."""
+    chips = set(find_chips(bullet_text))
+    return not chips or bool(chips & asked_chips)
+
+
 def _identifiers(names: set[str]) -> set[str]:
     """The code names among `names`: a flag, a snake_case key or variable, a file (not a model or product name)."""
     return {n for n in names if "_" in n or n.startswith("--") or n.endswith((".py", ".so", ".cpp", ".json", ".yaml"))}
@@ -351,6 +358,7 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         lead_score = LEAD_UNITS * index.unit
         framed = []
         asked, asked_env = _names(question, repo), _env_vars(question)
+        asked_chips = set(find_chips(question[:20_000]))
         support_question = asks_for_feature(question)
         asked_pairs = _word_pairs(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
@@ -378,6 +386,10 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 # "Added in vX: upgrade" answers "is X there?"; otherwise the feature must be named the same
                 # way (an identifier, or two words in a row: "sleep mode"), since a model's name is shared by
                 # every change about that model ("coverage for GLM-4.7-Flash" is not a GLM-4.7 timeout's fix).
+                continue
+            if where == "newer" and kind in ("fix", "added") and not _their_hardware(bullet.text, asked_chips):
+                # "Fixed in vX: upgrade" for a fix on one device (a 310P race) is theirs only on that device
+                # (judged on eval/routing_real_dev3.jsonl: an A2/A3 user was sent to a 310P fix).
                 continue
             if where == "newer" and kind in ("fix", "added"):
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point

@@ -200,3 +200,11 @@ def test_two_card_models_in_prose_are_shown_and_none_is_called_theirs() -> None:
     # one machine's npu-smi table lists its cards: no conflict there
     table = read_environment("npu-smi info\n| 0     910B4     | OK |\n| 1     910B4     | OK |")
     assert "more than one card" not in table.summary("en") and "910B4" in table.summary("en")
+
+
+def test_chips_named_in_prose_are_all_shown_and_a_950_card_is_read() -> None:
+    env = read_environment("有没有给 950 卡（CANN 9.1）的预编译镜像？现在只看到 910b 和 a3 的")
+    summary = env.summary("zh")
+    assert "950/910B/910C（消息中提到多种卡，请说明是哪一台出问题）" in summary
+    assert "以最后出现的为准" not in summary
+    assert read_environment("两张 950 卡跑 qwen").get("chip") == "950"

@@ -21,6 +21,10 @@ NOTES = """# Release Notes
 - Added `--max-model-len auto` support. [#300](https://github.com/vllm-project/vllm-ascend/pull/300)
 {filler}
 
+### Bug Fixes
+
+- Fixed Qwen3-VL rotary embedding races on Ascend 310P. [#302](https://github.com/vllm-project/vllm-ascend/pull/302)
+
 ### Deprecation & Breaking Changes
 
 - Torchair graph mode is removed. `torchair_graph_config` doesn't work anymore. Please use aclgraph instead. [#301](https://github.com/vllm-project/vllm-ascend/pull/301)

@@ -221,3 +221,10 @@ def test_a_name_many_bullets_carry_does_not_make_a_bullet_theirs() -> None:
     assert shared_names(_names(theirs, REPO), _env_vars(theirs), removed, REPO, index) == set()
     uses_it = """--additional-config '{"ascend_scheduler": {"enabled": true}}' is ignored"""
     assert "ascend_scheduler" in shared_names(_names(uses_it, REPO), _env_vars(uses_it), removed, REPO, index)
+
+
+def test_a_fix_for_one_device_is_offered_only_to_users_of_that_device(clone: Path) -> None:
+    on_310p = everything(release_news(clone, at(clone, "v0.10.0rc1"), "Qwen3-VL rotary embedding crashes on my 310P", "en"))
+    assert "Fixed in vllm-ascend v0.11.0 by #302" in on_310p
+    for question in ("Qwen3-VL rotary embedding crashes", "Qwen3-VL rotary embedding crashes on 910B"):
+        assert "#302" not in everything(release_news(clone, at(clone, "v0.10.0rc1"), question, "en"))
