@@ -314,6 +314,19 @@ def shared_names(asked: set[str], asked_env: set[str], bullet_text: str, repo: s
     return {n for n in shared if not _identifiers({n}) or index.bullets_naming(n) < CARRIER_BULLETS}
 
 
+_FAILURE = re.compile(
+    r"fail|error|exception|traceback|crash|hang|stuck|slow|timeout|timed out|garbled|wrong|oom|"
+    r"报错|失败|挂了|挂掉|就挂|卡住|卡死|变慢|很慢|乱码|不对|超时|起不来",
+    re.IGNORECASE,
+)
+
+
+def reports_failure(question: str) -> bool:
+    """Whether the message reports something failing (a pasted error, "hangs", "报错"), as opposed to
+    asking how to do something or whether it is there."""
+    return _FAILURE.search(question[:20_000]) is not None
+
+
 def _their_hardware(bullet_text: str, asked_chips: set[str]) -> bool:
     """Whether a bullet applies to the user's hardware: it names no chip, or one they name."""
     chips = set(find_chips(bullet_text))
@@ -360,6 +373,7 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         asked, asked_env = _names(question, repo), _env_vars(question)
         asked_chips = set(find_chips(question[:20_000]))
         support_question = asks_for_feature(question)
+        failing = reports_failure(question)
         asked_pairs = _word_pairs(question)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
             where = _their_side(relation(clone, bullet, choice), bullet, choice)
@@ -378,9 +392,10 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 # A later change about their model ("refreshed the docs for GLM-4.7") or their quantization tool
                 # is not about their case: it must change a flag, key or variable they use.
                 continue
-            if where == "included" and kind == "added" and not (support_question or code_name):
-                # A feature their release has had since an earlier one does not explain what fails for them
-                # (judged on eval/real_issues_dev.jsonl); it answers "is X there?" or names what they use.
+            if where in ("included", "same") and kind in ("added", "changed") and failing and not (support_question or code_name):
+                # A feature or a speed-up their release already has does not explain what fails for them (judged
+                # on eval/real_issues_dev.jsonl and the routing dev sets): it answers "is X there?" or "how do I
+                # turn X on in my release?", or names what they use. Known issues and removals stay.
                 continue
             if where == "newer" and kind == "added" and not (support_question or same_thing or asked_pairs & _word_pairs(bullet.text)):
                 # "Added in vX: upgrade" answers "is X there?"; otherwise the feature must be named the same

@@ -228,3 +228,12 @@ def test_a_fix_for_one_device_is_offered_only_to_users_of_that_device(clone: Pat
     assert "Fixed in vllm-ascend v0.11.0 by #302" in on_310p
     for question in ("Qwen3-VL rotary embedding crashes", "Qwen3-VL rotary embedding crashes on 910B"):
         assert "#302" not in everything(release_news(clone, at(clone, "v0.10.0rc1"), question, "en"))
+
+
+def test_how_to_in_their_release_keeps_what_their_release_added(clone: Path) -> None:
+    # "how do I turn it on in my release?" is answered by what their release has; a failure with the same
+    # words is not explained by it
+    how_to = everything(release_news(clone, at(clone, "v0.11.0"), "how do I run pipeline parallelism with V1 on v0.11.0?", "en"))
+    assert "#1800" in how_to
+    failing = everything(release_news(clone, at(clone, "v0.11.0"), "pipeline parallelism with V1 fails on v0.11.0", "en"))
+    assert "#1800" not in failing
