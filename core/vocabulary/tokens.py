@@ -11,9 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from core.vocabulary.paths import feature_name, phrase_names
+
 # Kinds, in the order of how much a match says about ownership (see map.KIND_WEIGHT).
 FLAG, ENV, CLASS, MODULE, KEY, IMAGE, RELEASE, ERROR, FILE = (
     "flag", "env", "class", "module", "key", "image", "release", "error", "file")
+# A directory or file-stem name (core/vocabulary/paths.py). PHRASE is the question side only: the same
+# name written as prose words, looked up among the PATH names.
+PATH, PHRASE = "path", "phrase"
 
 _WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{3,60}(?![A-Za-z0-9_])")
 _FLAG = re.compile(r"(?<![\w\-])--[a-z][a-z0-9]{0,24}(?:[-_][a-z0-9]{1,24}){0,8}(?![\w\-])")
@@ -131,4 +136,6 @@ def question_tokens(text: str) -> set[tuple[str, str]]:
     found.update((RELEASE, t) for t in release_tokens(text))
     found.update((FILE, t) for t in file_tokens(text))
     found.update((ERROR, s) for s in shingles(text))
+    found.update((PATH, name) for kind, key in list(found) if kind == KEY and (name := feature_name(key)))
+    found.update((PHRASE, name) for name in phrase_names(text))
     return found
