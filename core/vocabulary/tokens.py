@@ -1,8 +1,9 @@
 """Identifier-shaped tokens of a text: the same reading for a repository's files and a user's question.
 
 Only tokens that look like code count (a flag, UPPER_SNAKE, snake_case, CamelCase, a dotted module
-path, an image reference, an rc/post release); plain words never do, so prose cannot route by
-accident. Error messages are read as word trigrams ("shingles") so that a pasted log line finds the
+path, an image reference, an rc/post release); plain words do only as the words of a directory name
+a product owns ("laser attention", see paths.py), and the map lets those vote only next to an Ascend
+signal. Error messages are read as word trigrams ("shingles") so that a pasted log line finds the
 message a repository raises even with numbers and paths changed. Every pattern is linear: bounded
 repetition, no nested ambiguity.
 """
