@@ -17,11 +17,15 @@ from pathlib import Path
 from core.atomic_file import write_json_atomically
 from core.index.gitfiles import GitListingError, head_commit, read_file, tracked_files
 from core.vocabulary.extract import MAX_FILE_BYTES, READ_SUFFIXES, file_tokens
-from core.vocabulary.tokens import RELEASE, release_tokens
+from core.vocabulary.paths import path_names
+from core.vocabulary.tokens import PATH, RELEASE, release_tokens
 
 FILE_NAME = "vocabulary.json"
-SCHEMA = 2  # bump when extraction changes: cached per-clone tokens of another schema are read again
+SCHEMA = 3  # bump when extraction changes: a file of another schema is rebuilt by index and ignored by the router
 MAX_OWNERS = 2  # a token three repositories own is generic
+# A directory name two repositories share is layout or a shared feature ("fused_moe", "kv_transfer"):
+# it names neither.
+MAX_PATH_OWNERS = 1
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ def repository_tokens(repo: str, clone: Path) -> dict[str, dict[str, list[str]]]
     """{owner repo: {kind: sorted tokens}} read from one clone (owners other than `repo` come from imports)."""
     found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for tracked in tracked_files(clone):
+        found[repo][PATH].update(path_names(tracked.path))  # every file's directories name features
         if not tracked.path.lower().endswith(READ_SUFFIXES):
             continue  # binaries, images, translations: nothing a question names
         data = read_file(clone, tracked.path, MAX_FILE_BYTES)
@@ -91,10 +96,28 @@ def _merge(per_clone: dict[str, dict]) -> dict[str, dict[str, list[str]]]:
             for kind, tokens in kinds.items():
                 for token in tokens:
                     owned[kind][token].add(owner)
+    if PATH in owned:
+        owned[PATH] = _path_owners(owned[PATH])
     return {
-        kind: {token: sorted(repos) for token, repos in sorted(tokens.items()) if len(repos) <= MAX_OWNERS}
+        kind: {token: sorted(repos) for token, repos in sorted(tokens.items()) if len(repos) <= _max_owners(kind)}
         for kind, tokens in sorted(owned.items())
     }
+
+
+def _path_owners(names: dict[str, set[str]]) -> dict[str, set[str]]:
+    """A name is also owned by every repository with a longer name that contains its words: another
+    repository's `offline_inference_npu` makes "offline inference" nobody's own."""
+    within: dict[str, set[str]] = defaultdict(set)
+    for name, repos in names.items():
+        parts = name.split("_")
+        for start in range(len(parts) - 1):
+            for stop in range(start + 2, len(parts) + 1):
+                within["_".join(parts[start:stop])].update(repos)
+    return {name: within[name] for name in names}
+
+
+def _max_owners(kind: str) -> int:
+    return MAX_PATH_OWNERS if kind == PATH else MAX_OWNERS
 
 
 def _read(path: Path) -> dict:

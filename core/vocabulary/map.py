@@ -3,7 +3,9 @@
 A token's vote is its kind's weight split among its owners (a token two repositories own gives each
 half). Error messages vote only with a run of consecutive shared word trigrams (six words or more of
 one message), so ordinary English never routes. Keys (snake_case names) are weak alone: many
-projects share them.
+projects share them. Directory and file names (core/vocabulary/paths.py) weigh like keys; written in
+prose ("laser attention") they vote only next to an Ascend signal, since a vLLM clone is often
+missing and upstream-vLLM questions must not drift to the plugin whose directories mirror vLLM's.
 """
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ from pathlib import Path
 
 from core.reloading import ReloadingFile
 from core.vocabulary.build import FILE_NAME, SCHEMA
-from core.vocabulary.tokens import ERROR, KEY, question_tokens, shingles
+from core.vocabulary.tokens import ERROR, KEY, PATH, PHRASE, question_tokens, shingles
 
 log = logging.getLogger(__name__)
 
-KIND_WEIGHT = {"flag": 1.0, "env": 1.0, "class": 1.0, "module": 1.0, "file": 1.0, "image": 1.5, "release": 1.0, KEY: 0.5}
+KIND_WEIGHT = {"flag": 1.0, "env": 1.0, "class": 1.0, "module": 1.0, "file": 1.0, "image": 1.5, "release": 1.0, KEY: 0.5, PATH: 0.5}
 KEY_CAP = 1.0  # several shared snake_case names are still weak evidence
+PATH_CAP = 1.0  # "model runner v2" offers model_runner, runner_v2 and model_runner_v2: one feature
 MIN_ERROR_RUN = 4  # consecutive trigrams: six words of one raised message
 ERROR_STEP, ERROR_CAP = 0.5, 1.5
 VLLM_ASCEND = "vllm-project/vllm-ascend"
@@ -73,8 +76,9 @@ class VocabularyMap:
             return VocabularyVotes()
         scores: dict[str, float] = defaultdict(float)
         keys: dict[str, float] = defaultdict(float)
+        paths: dict[str, float] = defaultdict(float)
         tokens: dict[str, list[str]] = defaultdict(list)
-        for kind, token in question_tokens(text):
+        for kind, token in _lookups(question_tokens(text), ascend):
             if kind == ERROR or kind in skip_kinds:
                 continue
             owners = self.owners(kind, token)
@@ -84,11 +88,15 @@ class VocabularyMap:
                 share = KIND_WEIGHT.get(kind, 0.0) / len(owners)
                 if kind == KEY:
                     keys[repo] += share
+                elif kind == PATH:
+                    paths[repo] += share
                 else:
                     scores[repo] += share
                 tokens[repo].append(token)
         for repo, value in keys.items():
             scores[repo] += min(KEY_CAP, value)
+        for repo, value in paths.items():
+            scores[repo] += min(PATH_CAP, value)
         for repo, (run, words) in ({} if ERROR in skip_kinds else self._error_runs(text)).items():
             scores[repo] += min(ERROR_CAP, ERROR_STEP * (run - MIN_ERROR_RUN + 1))
             tokens[repo].append(words)
@@ -109,6 +117,12 @@ class VocabularyMap:
                         words = " ".join(g.split(" ")[0] for g in grams[first:i]) + " " + gram
                         best[repo] = (run, words)
         return best
+
+
+def _lookups(found: set[tuple[str, str]], ascend: bool) -> set[tuple[str, str]]:
+    """The question's tokens as map lookups: a prose phrase is a path name, and only next to an
+    Ascend signal; a name both written and in prose counts once."""
+    return {(PATH, token) if kind == PHRASE else (kind, token) for kind, token in found if ascend or kind != PHRASE}
 
 
 def load_vocabulary(index_dir: Path) -> VocabularyMap:

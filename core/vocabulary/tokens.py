@@ -1,8 +1,9 @@
 """Identifier-shaped tokens of a text: the same reading for a repository's files and a user's question.
 
 Only tokens that look like code count (a flag, UPPER_SNAKE, snake_case, CamelCase, a dotted module
-path, an image reference, an rc/post release); plain words never do, so prose cannot route by
-accident. Error messages are read as word trigrams ("shingles") so that a pasted log line finds the
+path, an image reference, an rc/post release); plain words do only as the words of a directory name
+a product owns ("laser attention", see paths.py), and the map lets those vote only next to an Ascend
+signal. Error messages are read as word trigrams ("shingles") so that a pasted log line finds the
 message a repository raises even with numbers and paths changed. Every pattern is linear: bounded
 repetition, no nested ambiguity.
 """
@@ -11,9 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from core.vocabulary.paths import feature_name, phrase_names
+
 # Kinds, in the order of how much a match says about ownership (see map.KIND_WEIGHT).
 FLAG, ENV, CLASS, MODULE, KEY, IMAGE, RELEASE, ERROR, FILE = (
     "flag", "env", "class", "module", "key", "image", "release", "error", "file")
+# A directory or file-stem name (core/vocabulary/paths.py). PHRASE is the question side only: the same
+# name written as prose words, looked up among the PATH names.
+PATH, PHRASE = "path", "phrase"
 
 _WORD = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{3,60}(?![A-Za-z0-9_])")
 _FLAG = re.compile(r"(?<![\w\-])--[a-z][a-z0-9]{0,24}(?:[-_][a-z0-9]{1,24}){0,8}(?![\w\-])")
@@ -131,4 +137,6 @@ def question_tokens(text: str) -> set[tuple[str, str]]:
     found.update((RELEASE, t) for t in release_tokens(text))
     found.update((FILE, t) for t in file_tokens(text))
     found.update((ERROR, s) for s in shingles(text))
+    found.update((PATH, name) for kind, key in list(found) if kind == KEY and (name := feature_name(key)))
+    found.update((PHRASE, name) for name in phrase_names(text))
     return found
