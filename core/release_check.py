@@ -184,9 +184,11 @@ def _hardware(env: Environment, release: str, row: MatrixRow, kb: KnowledgeBase)
     """Whether this release supports the chip, and whether the image they run is built for it."""
     out = []
     chip = kb.chip(env.chip) if env.chip else None
+    too_early = False  # their release does not support the chip at all: no image of it would
     if chip is not None and release and release != "main" and chip.support != "unsupported":
         early = chip.since is not None and version_key(release) < version_key(chip.since)
-        if early or norm_version(release) in chip.not_in:
+        too_early = early or norm_version(release) in chip.not_in
+        if too_early:
             expected = f"v{chip.since}+" + (f" ({', '.join('v' + v for v in chip.not_in)} excluded)" if chip.not_in else "")
             out.append(VersionVerdict("mismatch", "chip", f"{chip.id} ({chip.family})", expected, row.vllm_ascend, row,
                                       (chip.releases_source or chip.source,)))
@@ -194,7 +196,10 @@ def _hardware(env: Environment, release: str, row: MatrixRow, kb: KnowledgeBase)
     mine = kb.chip(real) if real else None
     if target and mine is not None and target != mine.id and kb.chip(target) is not None:
         name, _, tag = image.rpartition(":")
-        if name.lower().endswith("vllm-ascend") and release:
+        if name.lower().endswith("vllm-ascend") and release and too_early and chip is not None and chip.since:
+            # No image of their release is built for the chip ("v0.7.3-a3" does not exist): name the range.
+            wanted = f"{name}:<v{chip.since}+>{mine.image_suffix}"
+        elif name.lower().endswith("vllm-ascend") and release:
             wanted = f"{name}:v{release}{mine.image_suffix}" + ("-openeuler" if "openeuler" in tag.lower() else "")
         else:
             wanted = f"{mine.family} ({mine.id})"

@@ -315,8 +315,8 @@ def shared_names(asked: set[str], asked_env: set[str], bullet_text: str, repo: s
 
 
 _FAILURE = re.compile(
-    r"fail|error|exception|traceback|crash|hang|stuck|slow|timeout|timed out|garbled|wrong|oom|"
-    r"报错|失败|挂了|挂掉|就挂|卡住|卡死|变慢|很慢|乱码|不对|超时|起不来",
+    r"fail|error|exception|traceback|crash|hang|stuck|slow|worse|degrad|timeout|timed out|garbled|wrong|oom|"
+    r"报错|失败|挂了|挂掉|就挂|卡住|卡死|变慢|很慢|变差|乱码|不对|超时|起不来",
     re.IGNORECASE,
 )
 

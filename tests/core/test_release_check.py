@@ -92,6 +92,10 @@ def test_an_image_built_for_another_chip() -> None:
     a3 = _check("docker run quay.io/ascend/vllm-ascend:v0.11.0rc1 on an A3 node (910C)")
     (image,) = [v for v in a3.verdicts if v.component == "image"]
     assert image.expected == "quay.io/ascend/vllm-ascend:v0.11.0rc1-a3"
+    # a release that does not support the chip has no image for it: the range is named, not "v0.7.3-a3"
+    old = _check("docker run quay.io/ascend/vllm-ascend:v0.7.3 on a 910C node")
+    (image,) = [v for v in old.verdicts if v.component == "image"]
+    assert image.expected == "quay.io/ascend/vllm-ascend:<v0.10.0rc1+>-a3"
 
 
 def test_conflicting_versions_the_answer_says_which_it_used() -> None:
