@@ -8,6 +8,8 @@ answer's sources, built from the repository and number, never from thread text.
 """
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -140,6 +142,8 @@ _T = {
         "seen": ": seen in {n} {repo} thread(s), {k} resolved",
         "pull": "pull request",
         "there": "Resolved there ({who}{confirmed}):",
+        "as_of": "(said on {day}; support may have come since: check the current supported-models table and release notes)",
+        "as_of_unknown": "(an earlier statement; support may have come since: check the current supported-models table and release notes)",
     },
     "zh": {
         "lead": "**已有解决记录**（{where}，{who}{confirmed}）：",
@@ -155,6 +159,8 @@ _T = {
         "seen": "：在 {n} 个 {repo} 帖子中出现，{k} 个已解决",
         "pull": "PR",
         "there": "该帖的解决方式（{who}{confirmed}）：",
+        "as_of": "（这是 {day} 的说法；之后可能已支持，请以当前的支持模型表和发布说明为准）",
+        "as_of_unknown": "（这是较早的说法；之后可能已支持，请以当前的支持模型表和发布说明为准）",
     },
 }
 
@@ -166,6 +172,21 @@ LEAD_PREFIXES = tuple(t[key].split("(", 1)[0].split("（", 1)[0] for t in _T.val
 def _where(record: Resolution, t: dict[str, str]) -> str:
     name = record.repo.split("/", 1)[-1]
     return f"{name} {t['pull'] + ' ' if record.kind == 'pull' else ''}#{record.number}"
+
+
+# "Not supported (yet)", "no plan": a maintainer's word on support is true as of the day it was said.
+_DENIES_SUPPORT = re.compile(
+    r"not (?:yet )?supported|no plan|(?:does not|doesn't|do not|don't|cannot|can't) support|"
+    r"暂不支持|不支持|没有计划|暂无计划|暂时没有",
+    re.IGNORECASE,
+)
+
+
+def _as_of(record: Resolution, t: dict[str, str]) -> str:
+    """The day a "not supported" was said (judges read an old "no plan to support it" as today's answer)."""
+    if not _DENIES_SUPPORT.search(record.summary):
+        return ""
+    return t["as_of"].format(day=record.said_at) if record.said_at else t["as_of_unknown"]
 
 
 def _fix_line(record: Resolution, t: dict[str, str]) -> str:
@@ -193,7 +214,7 @@ def thread_outcome(record: Resolution, language: Language, question: str = "", p
         return ""
     t, who = _T[language], WHO[language]
     head = t["there"].format(who=who.get(record.said_by, who["user"]), confirmed=t["confirmed"] if record.confirmed else "")
-    return " ".join(part for part in (head, record.summary, _fix_line(record, t)) if part)
+    return " ".join(part for part in (head, record.summary, _as_of(record, t), _fix_line(record, t)) if part)
 
 
 def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
@@ -209,7 +230,7 @@ def lead(match: Match, language: Language) -> tuple[str, list[Source]]:
                                 confirmed=t["confirmed"] if shown.confirmed else "")
     if match.original is not None:
         head += " " + t["duplicate"].format(n=shown.number)
-    body = shown.summary or ""
+    body = " ".join(part for part in (shown.summary, _as_of(shown, t)) if part)
     lines.append(f"{head} {body}".strip())
     fix = _fix_line(shown, t)
     if fix:

@@ -213,6 +213,15 @@ def _author_text(body: str) -> str:
     return "\n".join(out)
 
 
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _day(timestamp: str) -> str:
+    """The day of an ISO 8601 time ("2025-08-19T02:11:05Z" → "2025-08-19"); "" when it is not one."""
+    found = _DAY.match(timestamp or "")
+    return found.group(0) if found else ""
+
+
 def _maintainers_own_thread(base: Resolution, issue: StoredIssue) -> Resolution:
     """A thread a maintainer opened (a guide, a how-to, a known-issue note) says what it says in its
     body. Closed, it is their word on the matter; open, it is still a plan, so it ranks below a
@@ -223,7 +232,7 @@ def _maintainers_own_thread(base: Resolution, issue: StoredIssue) -> Resolution:
         return replace(base, certainty=Certainty.CLOSED if issue.state == "closed" else Certainty.NONE)
     closed = issue.state == "closed"
     return replace(base, certainty=Certainty.MAINTAINER if closed else Certainty.OTHER, said_by="maintainer",
-                   author=issue.author, summary=summary, fix_items=fix_items(text))
+                   author=issue.author, summary=summary, fix_items=fix_items(text), said_at=_day(issue.created_at))
 
 
 def _confirmed_by_another(roles: list[tuple[IssueComment, Role]], index: int) -> bool:
@@ -243,7 +252,7 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
     )
     if issue.is_pull:
         # A merged pull request is itself a maintainer's resolution: its title says what changed.
-        return replace(base, fixes=links.fixes(f"{issue.title}\n{issue.body}", issue.repo),
+        return replace(base, fixes=links.fixes(f"{issue.title}\n{issue.body}", issue.repo), said_at=_day(issue.closed_at or ""),
                        certainty=Certainty.MAINTAINER if issue.merged else Certainty.NONE,
                        said_by="maintainer" if issue.merged else "none", summary=base.title if issue.merged else "")
     roles = [(c, role_of(c, issue, maintainers)) for c in issue.comments]
@@ -269,7 +278,7 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
         if chosen is None:
             in_body = _fix_in_body(issue.body)
             if in_body:  # "Fix: export …" written into the report itself
-                chosen, said_by = (-1, IssueComment(issue.author, "", in_body)), "reporter"
+                chosen, said_by = (-1, IssueComment(issue.author, "", in_body, issue.created_at)), "reporter"
     if chosen is None and issue.author and issue.author in maintainers:
         return _maintainers_own_thread(base, issue)
     if chosen is None:
@@ -283,6 +292,7 @@ def extract(issue: StoredIssue, maintainers: frozenset[str]) -> Resolution:
                  "reporter": Certainty.REPORTER, "user": Certainty.OTHER}[said_by]
     return replace(
         base, certainty=certainty, said_by=said_by, author=comment.author, summary=summary_of(comment.body),
+        said_at=_day(comment.created_at or issue.closed_at or ""),
         fix_items=fix_items(body), fixed_by=links.fixed_by(comment.body, issue.repo), duplicate_of=links.duplicate_of(body), confirmed=confirmed,
     )
 

@@ -47,6 +47,7 @@ class Resolution:
     error_line: str = ""  # the decisive error line of the report, as written
     fixes: tuple[int, ...] = field(default=())  # pull requests only: the issues it closes
     merged: bool = False
+    said_at: str = ""  # YYYY-MM-DD of the words the summary quotes: "not supported" is true as of a date
 
     @property
     def resolved(self) -> bool:

@@ -120,3 +120,20 @@ def test_a_related_thread_shows_how_it_was_resolved_instead_of_an_excerpt() -> N
     out = triage("my server fails with numpy", [REPO], "en", passages=[resolved, opened],
                  thread_outcomes={resolved.url: line})
     assert line in out.text and "again numpy float" in out.text  # the unresolved thread keeps its excerpt
+
+
+def test_a_no_to_support_is_dated_and_hedged_wherever_it_is_shown() -> None:
+    from dataclasses import replace
+
+    from core.resolution.answer import Match, lead, thread_outcome
+    from core.resolution.record import Certainty, Resolution
+
+    denial = Resolution(REPO, 7, f"https://github.com/{REPO}/issues/7", "300I Duo support", "closed", "issue",
+                        Certainty.MAINTAINER, "maintainer", "maint", "300I Duo is not supported at this point.",
+                        said_at="2025-05-02")
+    shown, _ = lead(Match(denial, "search", "", 0, 0), "en")
+    assert "(said on 2025-05-02; support may have come since" in shown
+    assert "2025-05-02 的说法" in thread_outcome(denial, "zh")
+    assert "an earlier statement" in thread_outcome(replace(denial, said_at=""), "en")
+    fix = replace(denial, summary="Downgrade numpy: pip install numpy<2.0")
+    assert "said on" not in lead(Match(fix, "search", "", 0, 0), "en")[0]  # only a "not supported" is a statement about its day

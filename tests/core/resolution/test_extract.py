@@ -123,3 +123,10 @@ def test_the_reporters_own_diagnosis_counts_without_a_named_flag_but_not_a_faile
     failed = extract(thread(45, "VL model hangs", ("alice", "NONE", "The problem was not solved by upgrading, it still hangs.")),
                      frozenset())
     assert failed.said_by == "none"
+
+
+def test_a_record_keeps_the_day_its_words_were_said() -> None:
+    record = extract(thread(20, "does 300I Duo work?", ("maint", "MEMBER", "300I Duo is not supported at this point.")), frozenset())
+    assert record.said_at == "2026-01-01" and Resolution.from_json(record.to_json()) == record
+    pr = extract(thread(21, "Fixes #20", kind="pull", merged=True), frozenset())
+    assert pr.said_at == ""  # an open-ended fixture PR has no closing day
