@@ -30,7 +30,7 @@ from core.releases.tags import ReleaseChoice, TagLists, normalized
 from core.resolution.releases import version_key
 from core.resolution.words import specific_words
 from core.router import named_repositories
-from core.signals import find_chips
+from core.signals import extract_signals, find_chips
 
 # Each product's release notes on its default branch, and their layout (core/releases/changes.py).
 RELEASE_NOTES = {
@@ -333,6 +333,26 @@ def _their_hardware(bullet_text: str, asked_chips: set[str]) -> bool:
     return not chips or bool(chips & asked_chips)
 
 
+# Features a user turns on (a graph mode, speculative decoding, a quantization, PD disaggregation), as
+# core/signals.py reads them; symptoms and model traits (oom, moe, multimodal) are left out.
+_SETUP_FEATURES = frozenset({
+    "aclgraph", "full_decode_only", "torchair", "graph_mode", "enforce_eager", "mtp", "speculative", "eagle", "nz",
+    "w8a8", "w4a8", "w4a4", "quantization", "pd_disaggregation", "mooncake", "lora", "multi_node", "rl_training",
+    "prefix_caching", "async_scheduling",
+})
+
+
+@lru_cache(maxsize=4096)
+def _setup(text: str) -> frozenset[str]:
+    return frozenset(extract_signals(text).features) & _SETUP_FEATURES
+
+
+def _their_setup(bullet_text: str, asked_setup: frozenset[str]) -> bool:
+    """Whether a fix applies to the user's setup: it names no feature, or one they name."""
+    scoped = _setup(bullet_text)
+    return not scoped or bool(scoped & asked_setup)
+
+
 def _identifiers(names: set[str]) -> set[str]:
     """The code names among `names`: a flag, a snake_case key or variable, a file (not a model or product name)."""
     return {n for n in names if "_" in n or n.startswith("--") or n.endswith((".py", ".so", ".cpp", ".json", ".yaml"))}
@@ -372,6 +392,7 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         framed = []
         asked, asked_env = _names(question, repo), _env_vars(question)
         asked_chips = set(find_chips(question[:20_000]))
+        asked_setup = _setup(question[:20_000])
         support_question = asks_for_feature(question)
         failing = reports_failure(question)
         asked_pairs = _word_pairs(question)
@@ -402,9 +423,11 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
                 # way (an identifier, or two words in a row: "sleep mode"), since a model's name is shared by
                 # every change about that model ("coverage for GLM-4.7-Flash" is not a GLM-4.7 timeout's fix).
                 continue
-            if where == "newer" and kind in ("fix", "added") and not _their_hardware(bullet.text, asked_chips):
-                # "Fixed in vX: upgrade" for a fix on one device (a 310P race) is theirs only on that device
-                # (judged on eval/routing_real_dev3.jsonl: an A2/A3 user was sent to a 310P fix).
+            if where == "newer" and kind in ("fix", "added") and not (
+                    _their_hardware(bullet.text, asked_chips) and _their_setup(bullet.text, asked_setup)):
+                # "Fixed in vX: upgrade" for a fix on one device (a 310P race) or in one setup (W8A8 with MTP) is
+                # theirs only when they name that device or one of those features (judged on the routing dev
+                # sets: an A2/A3 user sent to a 310P fix, a plain GLM5.1 load hang to a W8A8 MTP load fix).
                 continue
             if where == "newer" and kind in ("fix", "added"):
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
