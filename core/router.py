@@ -107,6 +107,8 @@ _CJK_RUN = re.compile(r"[\u3400-\u9fff]+|[^\u3400-\u9fff\s_\-]+")
 
 # "vllm" on its own: not vllm-ascend, not vllm-project, not another vllm-* project.
 _BARE_VLLM = guarded(r"(?<![A-Za-z0-9_\-])vllm(?![A-Za-z0-9_]|[ _\-]?ascend|-[A-Za-z0-9])", ("vllm",))
+# vLLM's own CamelCase names in a log ("Worker proc VllmWorker-3 died", VllmConfig): vLLM is running.
+_VLLM_CLASS = guarded(r"(?<![A-Za-z0-9_])Vllm[A-Z][a-z]{2,20}", ("vllm",), 0)
 # Mentions of vllm that are not a repository choice: versions ("vllm==0.11.0",
 # "which vLLM version", version pairing is a vllm-ascend question per the seed),
 # the CLI ("vllm serve"), imports, traceback paths ("/vllm/v1/engine") and an install line
@@ -580,7 +582,7 @@ def _only_a_config_value(text: str, low: str, kb: KnowledgeBase, repo: str) -> b
 def _bare_vllm(text: str, low: str, kb: KnowledgeBase) -> frozenset[int]:
     """Where "vllm" stands on its own, leaving out config values and the "vLLM" inside a
     descriptive name of vllm-ascend ("the Ascend plugin for vLLM", "昇腾 vLLM 插件")."""
-    bare = [m.start() for m in _BARE_VLLM.finditer(text, low)]
+    bare = [m.start() for m in _BARE_VLLM.finditer(text, low)] + [m.start() for m in _VLLM_CLASS.finditer(text, low)]
     if not bare:
         return frozenset()
     skip = [m.span() for m in _VLLM_VALUE.finditer(text, low)]

@@ -717,3 +717,10 @@ def test_a_technical_message_naming_nothing_is_asked_about_not_declined() -> Non
         assert decision.action == "clarify" and "vllm-project/vllm" in [o.repo for o in decision.options]
     assert route("How do I set NCCL_P2P_DISABLE for two RTX 4090s?").action == "out_of_scope"  # a GPU-only setting
     assert route("thanks, see you tomorrow").action == "out_of_scope"  # nothing technical: not ours
+
+
+def test_vllms_own_camelcase_names_in_a_log_name_vllm() -> None:
+    died = "ERROR Worker proc VllmWorker-3 died unexpectedly, shutting down executor."
+    assert route(died).repos == ("vllm-project/vllm",)
+    assert route(f"{died}\n8 卡 910B 起 qwen3-235b").repos == ("vllm-project/vllm-ascend",)
+    assert route("Vllmx 910B").repos != ("vllm-project/vllm",)  # not a vLLM name
