@@ -353,6 +353,52 @@ def _their_setup(bullet_text: str, asked_setup: frozenset[str]) -> bool:
     return not scoped or bool(scoped & asked_setup)
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What a question says that decides whether a release-notes bullet is about it, read once per answer."""
+
+    names: set[str]
+    env_vars: set[str]
+    chips: set[str]
+    setup: frozenset[str]
+    pairs: set[tuple[str, str]]
+    support: bool  # they ask whether something is there ("supported?", "能用吗")
+    failing: bool  # they report something failing
+
+    @classmethod
+    def read(cls, question: str, repo: str) -> _Asked:
+        text = question[:20_000]
+        return cls(_names(text, repo), _env_vars(text), set(find_chips(text)), _setup(text), _word_pairs(text),
+                   asks_for_feature(question), reports_failure(text))
+
+
+def _same_thing(shared: set[str]) -> bool:
+    """Named the same way, not just the same model: an identifier or another product."""
+    return bool(_identifiers(shared)) or any(n.startswith("product:") for n in shared)
+
+
+def _concerns_them(bullet: NoteBullet, where: str, kind: str, shared: set[str], asked: _Asked) -> bool:
+    """Whether a bullet, placed `where` against their release, is about their case. Each rule answers a
+    wrong statement the judges found (docs/releases.md): an unrelated "upgrade to vX" reads as the fix."""
+    code_name = bool(_identifiers(shared))  # a flag, key, variable or file they use
+    if where == "newer":
+        if kind == "fix" and not shared:
+            return False  # a fix alike in words only, sold as the way out: it must name what they named
+        if kind in ("changed", "removed") and not (code_name or (asked.support and _same_thing(shared))):
+            return False  # a later change about their model or tool is not their case unless it renames what they use
+        if kind == "added" and not (asked.support or _same_thing(shared) or asked.pairs & _word_pairs(bullet.text)):
+            # "added in vX" answers "is X there?", or names the feature as they do (an identifier, or two words
+            # in a row: "sleep mode"); a model's name is shared by every change about that model.
+            return False
+        if kind in ("fix", "added") and not (_their_hardware(bullet.text, asked.chips) and _their_setup(bullet.text, asked.setup)):
+            return False  # a fix on one device (a 310P race) or in one setup (W8A8 with MTP) is theirs only there
+    elif where in ("included", "same") and kind in ("added", "changed") and asked.failing and not (asked.support or code_name):
+        # A feature or a speed-up their release already has does not explain what fails for them; it answers
+        # "is X there?" or "how do I turn X on in my release?". Known issues and removals stay.
+        return False
+    return True
+
+
 def _identifiers(names: set[str]) -> set[str]:
     """The code names among `names`: a flag, a snake_case key or variable, a file (not a model or product name)."""
     return {n for n in names if "_" in n or n.startswith("--") or n.endswith((".py", ".so", ".cpp", ".json", ".yaml"))}
@@ -390,45 +436,15 @@ def release_news(clone: Path, choice: ReleaseChoice | None, question: str, langu
         index = notes_index(clone, head, notes[0], TRANSLATIONS.get(repo, ""), notes[1])
         lead_score = LEAD_UNITS * index.unit
         framed = []
-        asked, asked_env = _names(question, repo), _env_vars(question)
-        asked_chips = set(find_chips(question[:20_000]))
-        asked_setup = _setup(question[:20_000])
-        support_question = asks_for_feature(question)
-        failing = reports_failure(question)
-        asked_pairs = _word_pairs(question)
+        asked = _Asked.read(question, repo)
         for score, bullet in _dedup(index.rank(question, limit=16, own=choice.tag)):
             where = _their_side(relation(clone, bullet, choice), bullet, choice)
             kind = bullet_kind(bullet)
-            shared = shared_names(asked, asked_env, bullet.text, repo, index)
+            shared = shared_names(asked.names, asked.env_vars, bullet.text, repo, index)
+            if not _concerns_them(bullet, where, kind, shared, asked):
+                continue
             named = bool(shared)
-            code_name = bool(_identifiers(shared))  # a flag, key, variable or file they use
-            # Named the same way, not just the same model: an identifier or another product; for "added in vX"
-            # also two words in a row ("sleep mode"), since a feature is named in prose.
-            same_thing = code_name or any(n.startswith("product:") for n in shared)
-            if where == "newer" and kind == "fix" and not named:
-                # "Fixed in vX: upgrade" for a fix alike in words only was the judges' most frequent
-                # wrong statement (an unrelated fix sold as the way out): a fix must name what they named.
-                continue
-            if where == "newer" and kind in ("changed", "removed") and not (code_name or (support_question and same_thing)):
-                # A later change about their model ("refreshed the docs for GLM-4.7") or their quantization tool
-                # is not about their case: it must change a flag, key or variable they use.
-                continue
-            if where in ("included", "same") and kind in ("added", "changed") and failing and not (support_question or code_name):
-                # A feature or a speed-up their release already has does not explain what fails for them (judged
-                # on eval/real_issues_dev.jsonl and the routing dev sets): it answers "is X there?" or "how do I
-                # turn X on in my release?", or names what they use. Known issues and removals stay.
-                continue
-            if where == "newer" and kind == "added" and not (support_question or same_thing or asked_pairs & _word_pairs(bullet.text)):
-                # "Added in vX: upgrade" answers "is X there?"; otherwise the feature must be named the same
-                # way (an identifier, or two words in a row: "sleep mode"), since a model's name is shared by
-                # every change about that model ("coverage for GLM-4.7-Flash" is not a GLM-4.7 timeout's fix).
-                continue
-            if where == "newer" and kind in ("fix", "added") and not (
-                    _their_hardware(bullet.text, asked_chips) and _their_setup(bullet.text, asked_setup)):
-                # "Fixed in vX: upgrade" for a fix on one device (a 310P race) or in one setup (W8A8 with MTP) is
-                # theirs only when they name that device or one of those features (judged on the routing dev
-                # sets: an A2/A3 user sent to a 310P fix, a plain GLM5.1 load hang to a W8A8 MTP load fix).
-                continue
+            same_thing = _same_thing(shared)
             if where == "newer" and kind in ("fix", "added"):
                 score *= FIX_BOOST if kind == "fix" else ADDED_BOOST  # what their release lacks is the point
             if where == "included" and kind != "removed" and score < INCLUDED_SHARE * lead_score:
