@@ -25,7 +25,7 @@ from adapters.telegram.buttons import ButtonStore
 from adapters.telegram.client import POLL_TIMEOUT, build_bot, redact
 from adapters.telegram.dedupe import TelegramDedupeIds
 from adapters.telegram.inbound import BotIdentity, MalformedUpdate, button_press, message_to_inbound, press_to_inbound
-from adapters.telegram.responder import GROUP_INTERVAL, TelegramResponder
+from adapters.telegram.responder import GROUP_INTERVAL, TelegramHandles, TelegramResponder
 from adapters.telegram.webhook import WEBHOOK_PATH, webhook_endpoint
 from core.ingress import Ingress, SubmitOutcome
 from core.keys import Keys
@@ -167,10 +167,7 @@ class TelegramAdapter:
 
     def responder(self, message: InboundMessage, job_id: str) -> TelegramResponder:
         return TelegramResponder(
-            bot=self.ready_bot,
-            redis=self._redis,
-            keys=self._keys,
-            buttons=self.buttons,
+            handles=TelegramHandles(bot=self.ready_bot, redis=self._redis, keys=self._keys, buttons=self.buttons),
             message=message,
             job_id=job_id,
             record_ttl=self.config.record_ttl_seconds,

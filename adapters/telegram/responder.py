@@ -51,6 +51,17 @@ def draft_id_for(job_id: str) -> int:
 
 
 @dataclass(frozen=True)
+class TelegramHandles:
+    """What every job's delivery borrows from the adapter: the bot (initialized on first use), Redis
+    and its keys (records, pacing, group budgets) and the store behind the clarification buttons."""
+
+    bot: Callable[[], Awaitable[ExtBot[Any]]]
+    redis: Redis
+    keys: Keys
+    buttons: ButtonStore
+
+
+@dataclass(frozen=True)
 class TelegramPayload:
     html: str
     markup: InlineKeyboardMarkup | None = None
@@ -65,30 +76,22 @@ class TelegramPlatform(PushPlatform):
     name = PLATFORM
 
     def __init__(
-        self,
-        capabilities: Capabilities,
-        *,
-        bot: Callable[[], Awaitable[ExtBot[Any]]],
-        redis: Redis,
-        keys: Keys,
-        buttons: ButtonStore,
-        message: InboundMessage,
-        job_id: str,
+        self, capabilities: Capabilities, *, handles: TelegramHandles, message: InboundMessage, job_id: str
     ) -> None:
         self._chat = ChatRef.from_context(message.reply_context)
         interval = PRIVATE_INTERVAL if self._chat.is_private else GROUP_INTERVAL
         super().__init__(replace(capabilities, min_edit_interval=interval))
         self.keepalive_every = TYPING_EVERY  # read per job, so tests can shorten them
         self.refresh_every = DRAFT_REFRESH if self._chat.is_private else 0.0
-        self._bot = bot
-        self._redis = redis
-        self._keys = keys
-        self._buttons = buttons
+        self._bot = handles.bot
+        self._redis = handles.redis
+        self._keys = handles.keys
+        self._buttons = handles.buttons
         self._draft_id = draft_id_for(job_id)
         # In groups the answer quotes the question, so it is clear whom it answers; a DM needs no quote.
         self._reply_to: int | None = None if self._chat.is_private else message.reply_context.get("reply_to")
         self._sender: TelegramSender | None = None
-        self._pacer = Pacer(redis, keys, PLATFORM)
+        self._pacer = Pacer(handles.redis, handles.keys, PLATFORM)
 
     async def sender(self) -> TelegramSender:
         if self._sender is None:
@@ -188,10 +191,7 @@ class TelegramResponder(EngineResponder):
     def __init__(
         self,
         *,
-        bot: Callable[[], Awaitable[ExtBot[Any]]],
-        redis: Redis,
-        keys: Keys,
-        buttons: ButtonStore,
+        handles: TelegramHandles,
         message: InboundMessage,
         job_id: str,
         record_ttl: int,
@@ -200,8 +200,6 @@ class TelegramResponder(EngineResponder):
     ) -> None:
         from adapters.telegram.adapter import CAPABILITIES  # noqa: PLC0415 - the adapter imports this module
 
-        platform = TelegramPlatform(
-            capabilities or CAPABILITIES, bot=bot, redis=redis, keys=keys, buttons=buttons, message=message, job_id=job_id
-        )
-        records = DeliveryRecords(redis, keys, PLATFORM, record_ttl)
+        platform = TelegramPlatform(capabilities or CAPABILITIES, handles=handles, message=message, job_id=job_id)
+        records = DeliveryRecords(handles.redis, handles.keys, PLATFORM, record_ttl)
         super().__init__(Delivery(platform, records, job_id, keepalive_for=deadline, placeholder_grace=PUMP_GRACE))

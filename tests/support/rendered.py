@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from adapters.feishu.responder import AnswerCard, CardKitSwitch, FeishuResponder
 from adapters.slack.blocks import SlackMessage, reply_markdown
 from adapters.slack.responder import SlackResponder, StreamingSwitch
-from adapters.telegram.responder import TelegramResponder
+from adapters.telegram.responder import TelegramHandles, TelegramResponder
 from adapters.terminal.render import render_text
 from adapters.wecom.render import lay_out, render_reply
 from core.keys import Keys
@@ -79,8 +79,8 @@ def feishu_cards(reply: Reply, message: InboundMessage | None = None) -> list[di
 
 def telegram_html(reply: Reply) -> list[str]:
     """The HTML messages Telegram's responder sends (its keyboard needs Redis: not drawn here)."""
-    responder = TelegramResponder(bot=None, redis=_NO_REDIS, keys=Keys("render"), buttons=None,  # type: ignore[arg-type]
-                                  message=question("telegram"), job_id="render", record_ttl=60, deadline=60)
+    handles = TelegramHandles(bot=None, redis=_NO_REDIS, keys=Keys("render"), buttons=None)  # type: ignore[arg-type]
+    responder = TelegramResponder(handles=handles, message=question("telegram"), job_id="render", record_ttl=60, deadline=60)
     return [p.html for p in _laid_out(responder, reply, buttons=False)]
 
 
