@@ -9,7 +9,7 @@ from typing import Literal
 from core.messages import Progress
 from core.research.citations import Evidence, verify_answer
 from core.research.drafts import DraftReporter
-from core.research.loop import LoopLimits, LoopResult, run_loop
+from core.research.loop import AnswerContext, LoopLimits, LoopResult, run_loop
 from core.research.model import Message, ModelClient, TextBlock
 from core.research.prompts import SYSTEM_PROMPT, user_turn
 from core.research.redact import Redactor, defang_mentions
@@ -98,33 +98,28 @@ class ResearchAgent:
         """The tool loop, or the bot's own retrieval when tools are off or the model cannot use them."""
         deadline = time.monotonic() + self._limits.deadline_seconds  # one budget for both paths together
 
-        async def by_retrieval() -> LoopResult:
-            return await retrieval_answer(
-                client=self._client,
-                registry=self._registry,
-                system=SYSTEM_PROMPT,
-                messages=messages,
-                question=request.question,
-                repos=request.repos,
-                evidence=evidence,
-                deadline_seconds=max(1.0, deadline - time.monotonic()),
-                language=request.language,
-                progress=progress,
-            )
-
-        rejected = bool(getattr(self._client, "tools_rejected", False))
-        if self._tools_mode == "off" or (self._tools_mode == "auto" and rejected):
-            return await by_retrieval()
-        result = await run_loop(
+        context = AnswerContext(
             client=self._client,
             registry=self._registry,
             system=SYSTEM_PROMPT,
             messages=messages,
             evidence=evidence,
-            limits=self._limits,
             language=request.language,
             progress=progress,
         )
+
+        async def by_retrieval() -> LoopResult:
+            return await retrieval_answer(
+                context,
+                question=request.question,
+                repos=request.repos,
+                deadline_seconds=max(1.0, deadline - time.monotonic()),
+            )
+
+        rejected = bool(getattr(self._client, "tools_rejected", False))
+        if self._tools_mode == "off" or (self._tools_mode == "auto" and rejected):
+            return await by_retrieval()
+        result = await run_loop(context, self._limits)
         if self._tools_mode != "auto":
             return result
         if result.stop == "model_unavailable" and getattr(self._client, "tools_rejected", False):

@@ -45,6 +45,22 @@ class LoopLimits:
     deadline_seconds: float = 120.0  # tools have their own timeouts, capped by what is left of this
 
 
+@dataclass(frozen=True)
+class AnswerContext:
+    """What one answer works with, whether the tool loop or the bot's own retrieval writes it: the
+    model, the tools, the prompt and conversation, where evidence is recorded, and whom to tell of
+    progress in which language. The agent builds it once and hands it to either path."""
+
+    client: ModelClient
+    registry: ToolRegistry
+    system: str
+    messages: Sequence[Message]
+    evidence: Evidence
+    language: Language
+    progress: ProgressCallback
+    clock: Callable[[], float] = time.monotonic
+
+
 @dataclass
 class LoopResult:
     stop: StopReason
@@ -54,32 +70,21 @@ class LoopResult:
     error: str = ""
 
 
-async def run_loop(
-    *,
-    client: ModelClient,
-    registry: ToolRegistry,
-    system: str,
-    messages: list[Message],
-    evidence: Evidence,
-    limits: LoopLimits,
-    language: Language,
-    progress: ProgressCallback,
-    clock: Callable[[], float] = time.monotonic,
-) -> LoopResult:
+async def run_loop(context: AnswerContext, limits: LoopLimits) -> LoopResult:
     result = LoopResult(stop="answered")
-    deadline = clock() + limits.deadline_seconds
+    deadline = context.clock() + limits.deadline_seconds
     best_text = ""
-    messages = list(messages)
+    messages = list(context.messages)
     guard = TurnGuard()  # per answer: caps each turn's calls and refuses repeats
-    drafts = DraftReporter(progress, language)  # the streamed text of a turn that may be the final answer
+    drafts = DraftReporter(context.progress, context.language)  # the streamed text of a turn that may be the final answer
     for step in range(1, max(1, limits.max_steps) + 1):
-        remaining = deadline - clock()
+        remaining = deadline - context.clock()
         if remaining <= 0:
             result.stop = "deadline"
             break
         reply = await model_turn(
-            client, drafts, result, step=step, remaining=remaining, clock=clock,
-            system=system, tools=registry.specs, messages=messages,
+            context.client, drafts, result, step=step, remaining=remaining, clock=context.clock,
+            system=context.system, tools=context.registry.specs, messages=messages,
         )
         if reply is None:
             if result.stop == "deadline":
@@ -95,12 +100,15 @@ async def run_loop(
             # The model still wants tools after the nudge: the budget is spent, keep what we have.
             result.stop = "budget"
             break
-        runs = await _run_tools(reply, registry, evidence, deadline - clock(), language, progress, step, guard)
+        runs = await _run_tools(
+            reply, context.registry, context.evidence, deadline - context.clock(), context.language, context.progress, step, guard
+        )
         result.trace += tool_steps(runs, step)
         results: list[TextBlock | ToolResultBlock] = [ToolResultBlock(r.tool_use_id, r.content, r.is_error) for r in runs]
         if step + 1 == limits.max_steps:
             results.append(TextBlock(BUDGET_NUDGE))
-            await _report(progress, Progress(progress_text("writing", language), step=step + 1, stage="writing", language=language))
+            writing = progress_text("writing", context.language)
+            await _report(context.progress, Progress(writing, step=step + 1, stage="writing", language=context.language))
         messages += [Message("assistant", reply.blocks), Message("user", tuple(results))]
     result.text = best_text
     return result

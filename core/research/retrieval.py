@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
-from collections.abc import Callable
 
-from core.messages import Language, Progress
-from core.research.citations import Evidence
+from core.messages import Progress
 from core.research.drafts import DraftReporter
-from core.research.loop import LoopResult, ProgressCallback, model_turn, report_progress, tool_steps
-from core.research.model import Message, ModelClient, TextBlock, ToolUse
-from core.research.tools.registry import ToolRegistry, ToolRun
+from core.research.loop import AnswerContext, LoopResult, model_turn, report_progress, tool_steps
+from core.research.model import Message, TextBlock, ToolUse
+from core.research.tools.registry import ToolRun
 
 MAX_REPOS = 2  # the routed repositories searched (the router puts the most likely first)
 # Words worth a literal code or issue search: error codes, identifiers, env vars, flags, versions.
@@ -81,36 +78,29 @@ def retrieval_calls(question: str, repos: tuple[str, ...], tool_names: tuple[str
 
 
 async def retrieval_answer(
-    *,
-    client: ModelClient,
-    registry: ToolRegistry,
-    system: str,
-    messages: list[Message],
-    question: str,
-    repos: tuple[str, ...],
-    evidence: Evidence,
-    deadline_seconds: float,
-    language: Language,
-    progress: ProgressCallback,
-    clock: Callable[[], float] = time.monotonic,
+    context: AnswerContext, *, question: str, repos: tuple[str, ...], deadline_seconds: float
 ) -> LoopResult:
     """Run the bot's own retrieval, then ask the model for one answer without tools."""
     result = LoopResult(stop="answered")
-    deadline = clock() + deadline_seconds
-    calls = retrieval_calls(question, repos, registry.names)
+    deadline = context.clock() + deadline_seconds
+    calls = retrieval_calls(question, repos, context.registry.names)
     for call in calls:
-        await report_progress(progress, Progress(registry.describe(call, language), step=1, stage="tool", language=language))
+        described = context.registry.describe(call, context.language)
+        await report_progress(context.progress, Progress(described, step=1, stage="tool", language=context.language))
     runs: list[ToolRun] = list(
-        await asyncio.gather(*(registry.run(call, evidence, max(0.1, deadline - clock())) for call in calls))
+        await asyncio.gather(
+            *(context.registry.run(call, context.evidence, max(0.1, deadline - context.clock())) for call in calls)
+        )
     )
     result.trace += tool_steps(runs, 1)
     # The results join the current user turn, after the question: the cached prefix stays unchanged.
-    last = messages[-1]
+    last = context.messages[-1]
     blocks = last.blocks + (TextBlock(INSTRUCTION), *(TextBlock(r.content) for r in runs))
-    prompt = [*messages[:-1], Message(last.role, blocks)]
+    prompt = [*context.messages[:-1], Message(last.role, blocks)]
     reply = await model_turn(
-        client, DraftReporter(progress, language), result, step=2, remaining=max(0.1, deadline - clock()), clock=clock,
-        system=system, tools=(), messages=prompt, note="retrieval",
+        context.client, DraftReporter(context.progress, context.language), result,
+        step=2, remaining=max(0.1, deadline - context.clock()), clock=context.clock,
+        system=context.system, tools=(), messages=prompt, note="retrieval",
     )
     if reply is not None:
         result.text = reply.text
